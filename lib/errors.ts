@@ -1,0 +1,86 @@
+/**
+ * One error tree for the whole project: a `kind`, the `context` it happened in
+ * (usually the file), an optional `cause`, and whether retrying can help.
+ */
+export const ErrorKind = {
+  NotFound: 'not-found',
+  AlreadyExists: 'already-exists',
+  InvalidInput: 'invalid-input',
+  Unsupported: 'unsupported',
+  CommitConflict: 'commit-conflict',
+  Validation: 'validation',
+  Io: 'io',
+} as const;
+export type ErrorKind = (typeof ErrorKind)[keyof typeof ErrorKind];
+
+export interface ErrorOptions {
+  /** The file, table or object the error is about. */
+  readonly path?: string;
+  readonly cause?: unknown;
+  readonly retryable?: boolean;
+}
+
+export class PackiceError extends Error {
+  readonly kind: ErrorKind;
+  readonly path: string | undefined;
+  readonly retryable: boolean;
+
+  constructor(kind: ErrorKind, message: string, options: ErrorOptions = {}) {
+    super(options.path !== undefined && !message.includes(options.path) ? `${options.path}: ${message}` : message, {
+      cause: options.cause,
+    });
+    this.name = new.target.name;
+    this.kind = kind;
+    this.path = options.path;
+    this.retryable = options.retryable ?? false;
+  }
+}
+
+/** A file or object that does not exist. */
+export class NotFoundError extends PackiceError {
+  constructor(message: string, options: ErrorOptions = {}) {
+    super(ErrorKind.NotFound, message, options);
+  }
+}
+
+/** A create-if-absent write found the object already there. */
+export class AlreadyExistsError extends PackiceError {
+  constructor(message: string, options: ErrorOptions = {}) {
+    super(ErrorKind.AlreadyExists, message, options);
+  }
+}
+
+/** Bytes that break a format rule: truncated, corrupt, or of the wrong kind. */
+export class InvalidFileError extends PackiceError {
+  constructor(message: string, options: ErrorOptions = {}) {
+    super(ErrorKind.InvalidInput, message, options);
+  }
+}
+
+/** Valid input that this project does not handle (yet): ORC data, a future format version. */
+export class UnsupportedError extends PackiceError {
+  constructor(message: string, options: ErrorOptions = {}) {
+    super(ErrorKind.Unsupported, message, options);
+  }
+}
+
+/** Somebody else committed first; refresh, re-validate and try again. */
+export class CommitConflictError extends PackiceError {
+  constructor(message: string, options: ErrorOptions = {}) {
+    super(ErrorKind.CommitConflict, message, { retryable: true, ...options });
+  }
+}
+
+/** A commit that can never succeed as asked (Java's ValidationException). */
+export class ValidationError extends PackiceError {
+  constructor(message: string, options: ErrorOptions = {}) {
+    super(ErrorKind.Validation, message, options);
+  }
+}
+
+/** Storage failed for a reason other than the ones above. */
+export class IoError extends PackiceError {
+  constructor(message: string, options: ErrorOptions = {}) {
+    super(ErrorKind.Io, message, { retryable: true, ...options });
+  }
+}

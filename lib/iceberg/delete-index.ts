@@ -1,0 +1,98 @@
+import { normalizePath } from '../io/path.js';
+import type { DataFile, ManifestEntry } from './manifest.js';
+import { FileContent } from './manifest.js';
+import { partitionKey, type PartitionSpec } from './partition.js';
+import { isUnpartitioned } from './partition.js';
+import { MetadataColumns } from './schema.js';
+
+/** A delete file with the data sequence number it was committed under. */
+export interface DeleteFileRef {
+  readonly file: DataFile;
+  readonly dataSequenceNumber: bigint;
+}
+
+/** The deletes that apply to one data file (spec "Scan Planning"). */
+export interface ApplicableDeletes {
+  /** At most one deletion vector; when set, position delete files do not apply. */
+  readonly deletionVector?: DeleteFileRef;
+  readonly positionDeletes: readonly DeleteFileRef[];
+  readonly equalityDeletes: readonly DeleteFileRef[];
+}
+
+export const NO_DELETES: ApplicableDeletes = { positionDeletes: [], equalityDeletes: [] };
+
+/**
+ * Indexes a snapshot's live delete files so each data file finds its deletes quickly:
+ * DVs by referenced path, position deletes by referenced path or partition, equality
+ * deletes by partition (or globally when written under an unpartitioned spec).
+ */
+export class DeleteFileIndex {
+  private readonly dvs = new Map<string, DeleteFileRef[]>();
+  private readonly posByPath = new Map<string, DeleteFileRef[]>();
+  private readonly posByPartition = new Map<string, DeleteFileRef[]>();
+  private readonly eqByPartition = new Map<string, DeleteFileRef[]>();
+  private readonly eqGlobal: DeleteFileRef[] = [];
+  private count = 0;
+
+  constructor(private readonly specs: ReadonlyMap<number, PartitionSpec>) {}
+
+  get size(): number {
+    return this.count;
+  }
+
+  add(entry: ManifestEntry): void {
+    const file = entry.dataFile;
+    const ref: DeleteFileRef = { file, dataSequenceNumber: entry.sequenceNumber ?? 0n };
+    this.count++;
+    if (file.content === FileContent.PositionDeletes) {
+      const target = file.referencedDataFile ?? singleReferencedPath(file);
+      if (file.fileFormat === 'PUFFIN') {
+        push(this.dvs, normalizePath(target ?? ''), ref);
+      } else if (target !== undefined) {
+        push(this.posByPath, normalizePath(target), ref);
+      } else {
+        push(this.posByPartition, partitionKey(file.specId, file.partition), ref);
+      }
+    } else if (file.content === FileContent.EqualityDeletes) {
+      const spec = this.specs.get(file.specId);
+      if (spec === undefined || isUnpartitioned(spec)) this.eqGlobal.push(ref);
+      else push(this.eqByPartition, partitionKey(file.specId, file.partition), ref);
+    }
+  }
+
+  /** The deletes for a data file committed with `dataSequenceNumber`. */
+  forDataFile(file: DataFile, dataSequenceNumber: bigint): ApplicableDeletes {
+    if (this.count === 0) return NO_DELETES;
+    const path = normalizePath(file.filePath);
+    const key = partitionKey(file.specId, file.partition);
+    // DVs and position deletes: delete seq >= data seq.
+    const dv = this.dvs.get(path)?.filter((d) => d.dataSequenceNumber >= dataSequenceNumber);
+    const deletionVector = dv && dv.length > 0 ? dv.reduce((a, b) => (b.dataSequenceNumber > a.dataSequenceNumber ? b : a)) : undefined;
+    const positionDeletes = deletionVector
+      ? []
+      : [...(this.posByPath.get(path) ?? []), ...(this.posByPartition.get(key) ?? [])].filter(
+          (d) => d.dataSequenceNumber >= dataSequenceNumber,
+        );
+    // Equality deletes: delete seq > data seq, strictly.
+    const equalityDeletes = [...(this.eqByPartition.get(key) ?? []), ...this.eqGlobal].filter(
+      (d) => d.dataSequenceNumber > dataSequenceNumber,
+    );
+    if (!deletionVector && positionDeletes.length === 0 && equalityDeletes.length === 0) return NO_DELETES;
+    return { ...(deletionVector ? { deletionVector } : {}), positionDeletes, equalityDeletes };
+  }
+}
+
+/** Position delete files that name a single data file in their file_path bounds. */
+function singleReferencedPath(file: DataFile): string | undefined {
+  const lower = file.lowerBounds?.get(MetadataColumns.FILE_PATH);
+  const upper = file.upperBounds?.get(MetadataColumns.FILE_PATH);
+  if (!lower || !upper || lower.length !== upper.length) return undefined;
+  for (let i = 0; i < lower.length; i++) if (lower[i] !== upper[i]) return undefined;
+  return new TextDecoder().decode(lower);
+}
+
+function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}

@@ -1,0 +1,67 @@
+import { NotFoundError } from '../errors.js';
+import type { FileIO } from '../io/file-io.js';
+import { DeleteFileIndex, type ApplicableDeletes } from './delete-index.js';
+import { FileContent, readManifest, type DataFile } from './manifest.js';
+import { readManifestList, type ManifestFile } from './manifest-list.js';
+import type { PartitionSpec } from './partition.js';
+import type { Snapshot } from './snapshot.js';
+import { currentSchema, currentSnapshot, snapshotById, specsById, type TableMetadata } from './table-metadata.js';
+
+/** One live data file of a snapshot with the deletes that apply to it. */
+export interface FileScanTask {
+  readonly dataFile: DataFile;
+  readonly spec: PartitionSpec;
+  readonly dataSequenceNumber: bigint;
+  readonly deletes: ApplicableDeletes;
+}
+
+export interface ScanPlan {
+  readonly snapshot: Snapshot | undefined;
+  readonly tasks: readonly FileScanTask[];
+  /** Live delete files of the snapshot, applied or not. */
+  readonly deleteFiles: readonly DataFile[];
+  readonly manifests: readonly ManifestFile[];
+}
+
+export function resolveSnapshot(metadata: TableMetadata, snapshotId?: bigint): Snapshot | undefined {
+  if (snapshotId === undefined) return currentSnapshot(metadata);
+  const s = snapshotById(metadata, snapshotId);
+  if (!s) throw new NotFoundError(`snapshot ${snapshotId} is not in the table metadata`, { path: metadata.location });
+  return s;
+}
+
+/** Reads a snapshot's manifests (metadata only) and pairs each live data file with its deletes. */
+export async function planFiles(io: FileIO, metadata: TableMetadata, snapshotId?: bigint): Promise<ScanPlan> {
+  const snapshot = resolveSnapshot(metadata, snapshotId);
+  if (!snapshot?.manifestList) return { snapshot, tasks: [], deleteFiles: [], manifests: [] };
+  const specs = specsById(metadata);
+  const schema = currentSchema(metadata);
+  const manifests = await readManifestList(io, snapshot.manifestList, metadata.formatVersion);
+  const index = new DeleteFileIndex(specs);
+  const deleteFiles: DataFile[] = [];
+  await forEachLimit(manifests.filter((m) => m.content === 1), 8, async (m) => {
+    for await (const e of readManifest(io, m, specs, schema)) {
+      if (e.status === 2) continue;
+      index.add(e);
+      deleteFiles.push(e.dataFile);
+    }
+  });
+  const tasks: FileScanTask[] = [];
+  await forEachLimit(manifests.filter((m) => m.content === 0), 8, async (m) => {
+    for await (const e of readManifest(io, m, specs, schema)) {
+      if (e.status === 2 || e.dataFile.content !== FileContent.Data) continue;
+      const seq = e.sequenceNumber ?? 0n;
+      tasks.push({ dataFile: e.dataFile, spec: specs.get(e.dataFile.specId)!, dataSequenceNumber: seq, deletes: index.forDataFile(e.dataFile, seq) });
+    }
+  });
+  return { snapshot, tasks, deleteFiles, manifests };
+}
+
+/** Runs `fn` over items with at most `limit` in flight; order of completion is not kept. */
+export async function forEachLimit<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) await fn(items[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}

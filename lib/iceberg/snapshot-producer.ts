@@ -1,0 +1,239 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { ValidationError } from '../errors.js';
+import type { FileIO } from '../io/file-io.js';
+import { joinPath, normalizePath } from '../io/path.js';
+import { FileContent, ManifestWriter, readManifest, type DataFile, type ManifestEntry } from './manifest.js';
+import { readManifestList, writeManifestList, type ManifestFile } from './manifest-list.js';
+import { partitionKey } from './partition.js';
+import { MAIN_BRANCH, Operation, type Snapshot } from './snapshot.js';
+import {
+  currentSchema, snapshotForRef, specById, specsById, type TableMetadata,
+} from './table-metadata.js';
+import type { TableRequirement, TableUpdate } from './table-update.js';
+
+/** What one commit changes. Every later feature (compaction, row deltas) commits through this. */
+export interface SnapshotChanges {
+  readonly addedDataFiles?: readonly DataFile[];
+  readonly addedDeleteFiles?: readonly DataFile[];
+  /** Data or delete files (by path) to remove; each must be live in the parent snapshot. */
+  readonly removedFiles?: readonly string[];
+  /** Explicit data sequence number for the added files (compaction: the starting snapshot's). */
+  readonly dataSequenceNumber?: bigint;
+  /** Defaults from the changes: append, delete, overwrite. */
+  readonly operation?: Operation;
+  readonly summary?: Readonly<Record<string, string>>;
+  readonly branch?: string;
+  readonly snapshotId?: bigint;
+  readonly nowMs?: number;
+}
+
+export interface ProducedSnapshot {
+  readonly snapshot: Snapshot;
+  readonly updates: readonly TableUpdate[];
+  readonly requirements: readonly TableRequirement[];
+  /** Every file this attempt wrote (manifests, manifest list): orphans if the commit fails. */
+  readonly writtenFiles: readonly string[];
+}
+
+export function newSnapshotId(): bigint {
+  // Positive 63-bit, like Java's SnapshotIdGeneratorUtil.
+  const b = randomBytes(8);
+  b[0] &= 0x7f;
+  const id = b.readBigUInt64BE();
+  return id === 0n ? 1n : id;
+}
+
+export function metadataPath(m: TableMetadata, fileName: string): string {
+  return joinPath(m.properties['write.metadata.path'] ?? joinPath(m.location, 'metadata'), fileName);
+}
+
+export function dataPath(m: TableMetadata, fileName: string): string {
+  return joinPath(m.properties['write.data.path'] ?? joinPath(m.location, 'data'), fileName);
+}
+
+/**
+ * Writes the manifests and manifest list of the next snapshot of `base` and returns
+ * the updates that add it. Untouched manifests are carried over verbatim; a manifest
+ * holding a removed file is rewritten with that entry DELETED and the rest EXISTING.
+ */
+export async function produceSnapshot(io: FileIO, base: TableMetadata, changes: SnapshotChanges): Promise<ProducedSnapshot> {
+  const branch = changes.branch ?? MAIN_BRANCH;
+  const parent = snapshotForRef(base, branch);
+  const v = base.formatVersion;
+  const snapshotId = changes.snapshotId ?? newSnapshotId();
+  const sequenceNumber = v >= 2 ? base.lastSequenceNumber + 1n : 0n;
+  const schema = currentSchema(base);
+  const specs = specsById(base);
+  const commitUuid = randomUUID();
+  const written: string[] = [];
+  const addedData = changes.addedDataFiles ?? [];
+  const addedDeletes = changes.addedDeleteFiles ?? [];
+  const toRemove = new Map((changes.removedFiles ?? []).map((p) => [normalizePath(p), p]));
+  const removed: ManifestEntry[] = [];
+  let manifestCount = 0;
+  const nextManifestPath = (): string => metadataPath(base, `${commitUuid}-m${manifestCount++}.avro`);
+
+  for (const f of addedDeletes) {
+    if (f.content === FileContent.Data) throw new ValidationError(`${f.filePath} is a data file, added as a delete file`);
+    if (v < 2) throw new ValidationError(`delete files need format version 2 or later: ${f.filePath}`);
+    if (v >= 3 && f.content === FileContent.PositionDeletes && f.fileFormat !== 'PUFFIN') {
+      throw new ValidationError(`Must use DVs for position deletes in V${v}: ${f.filePath}`);
+    }
+    if (v === 2 && f.fileFormat === 'PUFFIN') throw new ValidationError(`Must not use DVs for position deletes in V2: ${f.filePath}`);
+  }
+
+  // New manifests first, one per spec and content, as Java orders them.
+  const newManifests: ManifestFile[] = [];
+  const writeNew = async (files: readonly DataFile[], content: 0 | 1): Promise<void> => {
+    const bySpec = new Map<number, DataFile[]>();
+    for (const f of files) (bySpec.get(f.specId) ?? bySpec.set(f.specId, []).get(f.specId)!).push(f);
+    for (const [specId, list] of bySpec) {
+      const path = nextManifestPath();
+      const writer = new ManifestWriter(io, path, { formatVersion: v, spec: specById(base, specId), schema, snapshotId, content });
+      for (const f of list) writer.add(f, changes.dataSequenceNumber);
+      newManifests.push(await writer.close());
+      written.push(path);
+    }
+  };
+  await writeNew(addedData, 0);
+  await writeNew(addedDeletes, 1);
+
+  const carried: ManifestFile[] = [];
+  if (parent?.manifestList !== undefined) {
+    for (const manifest of await readManifestList(io, parent.manifestList, v)) {
+      if (toRemove.size === 0) {
+        carried.push(manifest);
+        continue;
+      }
+      const entries: ManifestEntry[] = [];
+      let hits = 0;
+      for await (const e of readManifest(io, manifest, specs, schema)) {
+        if (e.status === 2) continue;
+        entries.push(e);
+        if (toRemove.has(normalizePath(e.dataFile.filePath))) hits++;
+      }
+      if (hits === 0) {
+        carried.push(manifest);
+        continue;
+      }
+      const live = entries.filter((e) => !toRemove.has(normalizePath(e.dataFile.filePath)));
+      const gone = entries.filter((e) => toRemove.has(normalizePath(e.dataFile.filePath)));
+      for (const e of gone) toRemove.delete(normalizePath(e.dataFile.filePath));
+      removed.push(...gone);
+      const path = nextManifestPath();
+      const writer = new ManifestWriter(io, path, {
+        formatVersion: v, spec: specById(base, manifest.partitionSpecId), schema, snapshotId, content: manifest.content,
+      });
+      for (const e of gone) writer.delete(e);
+      for (const e of live) writer.existing(e);
+      carried.push(await writer.close());
+      written.push(path);
+    }
+  }
+  if (toRemove.size > 0) {
+    throw new ValidationError(`Missing required files to delete: ${[...toRemove.values()].join(', ')}`, { path: base.location });
+  }
+
+  const manifestListPath = metadataPath(base, `snap-${snapshotId}-1-${commitUuid}.avro`);
+  const listed = await writeManifestList(
+    io,
+    manifestListPath,
+    {
+      formatVersion: v,
+      snapshotId,
+      ...(parent ? { parentSnapshotId: parent.snapshotId } : {}),
+      sequenceNumber,
+      ...(v >= 3 ? { firstRowId: base.nextRowId ?? 0n } : {}),
+    },
+    [...newManifests, ...carried],
+  );
+  written.push(manifestListPath);
+
+  const operation =
+    changes.operation ??
+    (removed.length === 0 ? (addedDeletes.length > 0 ? Operation.Overwrite : Operation.Append) : addedData.length === 0 && addedDeletes.length === 0 ? Operation.Delete : Operation.Overwrite);
+  const summary = summarize(operation, addedData, addedDeletes, removed, parent?.summary, changes.summary);
+  const snapshot: Snapshot = {
+    snapshotId,
+    ...(parent ? { parentSnapshotId: parent.snapshotId } : {}),
+    sequenceNumber,
+    timestampMs: Math.max(changes.nowMs ?? Date.now(), base.lastUpdatedMs + 1),
+    manifestList: manifestListPath,
+    summary,
+    schemaId: base.currentSchemaId,
+    ...(v >= 3 ? { firstRowId: base.nextRowId ?? 0n, addedRows: listed.addedRows ?? 0n } : {}),
+  };
+  return {
+    snapshot,
+    updates: [
+      { action: 'add-snapshot', snapshot },
+      { action: 'set-snapshot-ref', refName: branch, snapshotId, type: 'branch', ...retentionOf(base, branch) },
+    ],
+    requirements: [{ type: 'assert-ref-snapshot-id', ref: branch, snapshotId: parent?.snapshotId ?? null }],
+    writtenFiles: written,
+  };
+}
+
+function retentionOf(base: TableMetadata, branch: string): Record<string, number> {
+  const r = base.refs[branch];
+  const out: Record<string, number> = {};
+  if (r?.minSnapshotsToKeep !== undefined) out.minSnapshotsToKeep = r.minSnapshotsToKeep;
+  if (r?.maxSnapshotAgeMs !== undefined) out.maxSnapshotAgeMs = r.maxSnapshotAgeMs;
+  if (r?.maxRefAgeMs !== undefined) out.maxRefAgeMs = r.maxRefAgeMs;
+  return out;
+}
+
+/** The standard snapshot summary fields (Java's SnapshotSummary), totals carried from the parent. */
+function summarize(
+  operation: Operation,
+  addedData: readonly DataFile[],
+  addedDeletes: readonly DataFile[],
+  removed: readonly ManifestEntry[],
+  parentSummary: Readonly<Record<string, string>> | undefined,
+  extra: Readonly<Record<string, string>> | undefined,
+): Record<string, string> {
+  const s: Record<string, bigint> = {};
+  const inc = (k: string, n: bigint): void => {
+    s[k] = (s[k] ?? 0n) + n;
+  };
+  const partitions = new Set<string>();
+  const count = (f: DataFile, sign: 'added' | 'removed'): void => {
+    partitions.add(partitionKey(f.specId, f.partition));
+    const size = f.fileSizeInBytes;
+    if (f.content === FileContent.Data) {
+      inc(sign === 'added' ? 'added-data-files' : 'deleted-data-files', 1n);
+      inc(sign === 'added' ? 'added-records' : 'deleted-records', f.recordCount);
+    } else {
+      inc(sign === 'added' ? 'added-delete-files' : 'removed-delete-files', 1n);
+      if (f.fileFormat === 'PUFFIN') inc(sign === 'added' ? 'added-dvs' : 'removed-dvs', 1n);
+      inc(
+        f.content === FileContent.PositionDeletes
+          ? sign === 'added' ? 'added-position-deletes' : 'removed-position-deletes'
+          : sign === 'added' ? 'added-equality-deletes' : 'removed-equality-deletes',
+        f.recordCount,
+      );
+    }
+    inc(sign === 'added' ? 'added-files-size' : 'removed-files-size', size);
+  };
+  for (const f of addedData) count(f, 'added');
+  for (const f of addedDeletes) count(f, 'added');
+  for (const e of removed) count(e.dataFile, 'removed');
+  const out: Record<string, string> = { operation };
+  for (const [k, n] of Object.entries(s)) out[k] = n.toString();
+  out['changed-partition-count'] = String(partitions.size);
+  const total = (key: string, plus: string[], minus: string[]): void => {
+    const prev = parentSummary?.[key];
+    if (parentSummary !== undefined && prev === undefined) return;
+    let n = BigInt(prev ?? '0');
+    for (const k of plus) n += s[k] ?? 0n;
+    for (const k of minus) n -= s[k] ?? 0n;
+    out[key] = n.toString();
+  };
+  total('total-records', ['added-records'], ['deleted-records']);
+  total('total-files-size', ['added-files-size'], ['removed-files-size']);
+  total('total-data-files', ['added-data-files'], ['deleted-data-files']);
+  total('total-delete-files', ['added-delete-files'], ['removed-delete-files']);
+  total('total-position-deletes', ['added-position-deletes'], ['removed-position-deletes']);
+  total('total-equality-deletes', ['added-equality-deletes'], ['removed-equality-deletes']);
+  return { ...out, ...extra };
+}

@@ -1,0 +1,321 @@
+import { Readable } from 'node:stream';
+import {
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  type S3ClientConfig,
+} from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import {
+  AlreadyExistsError,
+  CommitConflictError,
+  IoError,
+  NotFoundError,
+  PackiceError,
+  UnsupportedError,
+} from '../errors.js';
+import type { FileIO, FileInfo, InputFile } from './file-io.js';
+import { checkByteRange, rangeInputFile, shortReadError } from './input-file.js';
+
+/** S3 accepts at most this many keys per DeleteObjects request. */
+const DELETE_BATCH = 1000;
+const MIB = 1024 * 1024;
+
+export interface S3FileIOOptions {
+  /**
+   * An S3-compatible endpoint such as `http://127.0.0.1:9000`; requests then use path-style URLs.
+   * @default the CLI's `--s3-endpoint`, else env `AWS_ENDPOINT_URL_S3`, else `AWS_ENDPOINT_URL`, else AWS
+   */
+  readonly endpoint?: string;
+  /** @default env `AWS_REGION`, else `AWS_DEFAULT_REGION`, else `us-east-1` */
+  readonly region?: string;
+  /** @default true when an endpoint is set, false for AWS */
+  readonly forcePathStyle?: boolean;
+  /** @default the SDK's default provider chain (env, profile, container, instance) */
+  readonly credentials?: S3ClientConfig['credentials'];
+  /** A ready client; the options above are then ignored. */
+  readonly client?: S3Client;
+  /** Multipart part size in bytes (at least 5 MiB). @default 8 MiB */
+  readonly partSize?: number;
+  /** Parts uploaded at once per streaming write; memory is about partSize × queueSize. @default 4 */
+  readonly queueSize?: number;
+}
+
+/** `s3://bucket/key` split up; `scheme` is kept (lower-case) so listings answer in the caller's scheme. */
+export interface S3Location {
+  readonly scheme: 's3' | 's3a' | 's3n';
+  readonly bucket: string;
+  /** The object key, without a leading `/`; empty for the bucket itself. */
+  readonly key: string;
+}
+
+export function parseS3Location(location: string): S3Location {
+  const m = /^(s3|s3a|s3n):\/\/([^/]*)(?:\/(.*))?$/is.exec(location);
+  if (!m || m[2] === '') {
+    throw new UnsupportedError('not an S3 location: expected s3://bucket/key (or s3a://, s3n://)', { path: location });
+  }
+  return { scheme: m[1].toLowerCase() as S3Location['scheme'], bucket: m[2], key: m[3] ?? '' };
+}
+
+/** The endpoint to use when none is given: env `AWS_ENDPOINT_URL_S3`, then `AWS_ENDPOINT_URL`. */
+export function defaultS3Endpoint(): string | undefined {
+  return process.env.AWS_ENDPOINT_URL_S3 || process.env.AWS_ENDPOINT_URL || undefined;
+}
+
+export function createS3Client(options: Omit<S3FileIOOptions, 'client' | 'partSize' | 'queueSize'> = {}): S3Client {
+  const endpoint = options.endpoint || defaultS3Endpoint();
+  return new S3Client({
+    region: options.region ?? (process.env.AWS_REGION || process.env.AWS_DEFAULT_REGION || 'us-east-1'),
+    endpoint,
+    forcePathStyle: options.forcePathStyle ?? endpoint !== undefined,
+    // On AWS a bucket in another region answers with a redirect; follow it.
+    followRegionRedirects: endpoint === undefined,
+    // Many S3-compatible servers reject the SDK's default trailing checksums on every request.
+    ...(endpoint !== undefined
+      ? { requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' }
+      : {}),
+    credentials: options.credentials,
+  });
+}
+
+interface SdkErrorShape {
+  readonly name?: string;
+  readonly message?: string;
+  readonly Code?: string;
+  readonly $metadata?: { readonly httpStatusCode?: number };
+  readonly $retryable?: unknown;
+}
+
+function sdkError(err: unknown): { name: string; status: number | undefined; message: string } {
+  const e = (typeof err === 'object' && err !== null ? err : {}) as SdkErrorShape;
+  return {
+    name: e.Code ?? e.name ?? 'Error',
+    status: e.$metadata?.httpStatusCode,
+    message: e.message ?? String(err),
+  };
+}
+
+function isPreconditionFailure(err: unknown): boolean {
+  const { name, status } = sdkError(err);
+  // 409 ConditionalRequestConflict: another conditional write to the key was in flight.
+  return status === 412 || status === 409 || name === 'PreconditionFailed' || name === 'ConditionalRequestConflict';
+}
+
+/** SDK errors become the project's where they enter, naming the location the caller used. */
+function translate(err: unknown, location: string, action: string): PackiceError {
+  if (err instanceof PackiceError) return err;
+  const { name, status, message } = sdkError(err);
+  if (name === 'NoSuchBucket') {
+    return new NotFoundError(`cannot ${action}: the bucket does not exist`, { path: location, cause: err });
+  }
+  if (name === 'NoSuchKey' || name === 'NotFound' || status === 404) {
+    return new NotFoundError(`cannot ${action}: no such object`, { path: location, cause: err });
+  }
+  // Client errors will fail again; server errors, throttling and network failures may not.
+  const retryable = status === undefined || status >= 500 || status === 429 || name === 'SlowDown';
+  const detail = message && message !== name ? `${name}: ${message}` : name;
+  return new IoError(`cannot ${action}: ${detail}${status ? ` (HTTP ${status})` : ''}`, {
+    path: location,
+    cause: err,
+    retryable,
+  });
+}
+
+/** Amazon S3 and S3-compatible stores. */
+export class S3FileIO implements FileIO {
+  readonly client: S3Client;
+  private readonly partSize: number;
+  private readonly queueSize: number;
+
+  constructor(options: S3FileIOOptions = {}) {
+    this.client = options.client ?? createS3Client(options);
+    this.partSize = options.partSize ?? 8 * MIB;
+    this.queueSize = options.queueSize ?? 4;
+    if (this.partSize < 5 * MIB) {
+      throw new UnsupportedError(`S3 multipart parts must be at least 5 MiB, got partSize ${this.partSize}`);
+    }
+  }
+
+  async read(path: string): Promise<Uint8Array> {
+    return (await this.readWithETag(path)).data;
+  }
+
+  /** The whole object and its ETag, for a later `replaceIfMatch`. */
+  async readWithETag(path: string): Promise<{ data: Uint8Array; etag: string }> {
+    const { bucket, key } = parseS3Location(path);
+    try {
+      const out = await this.client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+      const data = out.Body ? await out.Body.transformToByteArray() : new Uint8Array(0);
+      return { data, etag: out.ETag ?? '' };
+    } catch (err) {
+      throw translate(err, path, 'read');
+    }
+  }
+
+  async readRange(path: string, start: number, end: number): Promise<Uint8Array> {
+    checkByteRange(path, start, end);
+    if (start === end) return new Uint8Array(0);
+    const { bucket, key } = parseS3Location(path);
+    let data: Uint8Array;
+    try {
+      const out = await this.client.send(
+        new GetObjectCommand({ Bucket: bucket, Key: key, Range: `bytes=${start}-${end - 1}` }),
+      );
+      data = out.Body ? await out.Body.transformToByteArray() : new Uint8Array(0);
+    } catch (err) {
+      const { name, status } = sdkError(err);
+      if (status === 416 || name === 'InvalidRange') throw shortReadError(path, start, end, 0);
+      throw translate(err, path, 'read');
+    }
+    // A range past the end comes back short rather than failing.
+    if (data.length !== end - start) throw shortReadError(path, start, end, data.length);
+    return data;
+  }
+
+  newInputFile(path: string, knownLength?: number): InputFile {
+    return rangeInputFile(this, path, knownLength);
+  }
+
+  async stat(path: string): Promise<FileInfo> {
+    const { bucket, key } = parseS3Location(path);
+    try {
+      const out = await this.client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
+      return { path, size: out.ContentLength ?? 0, lastModifiedMs: out.LastModified?.getTime() ?? 0 };
+    } catch (err) {
+      throw translate(err, path, 'stat');
+    }
+  }
+
+  async exists(path: string): Promise<boolean> {
+    try {
+      await this.stat(path);
+      return true;
+    } catch (err) {
+      if (err instanceof NotFoundError) return false;
+      throw err;
+    }
+  }
+
+  async write(path: string, data: Uint8Array | AsyncIterable<Uint8Array>): Promise<void> {
+    const { bucket, key } = parseS3Location(path);
+    try {
+      if (data instanceof Uint8Array && data.length <= this.partSize) {
+        await this.client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: data }));
+        return;
+      }
+      // Upload sends one PutObject for a short stream and a multipart upload otherwise; it
+      // aborts the multipart upload if a part fails, so no parts linger.
+      const upload = new Upload({
+        client: this.client,
+        params: { Bucket: bucket, Key: key, Body: data instanceof Uint8Array ? data : Readable.from(data) },
+        partSize: this.partSize,
+        queueSize: this.queueSize,
+        leavePartsOnError: false,
+      });
+      await upload.done();
+    } catch (err) {
+      throw translate(err, path, 'write');
+    }
+  }
+
+  async createIfAbsent(path: string, data: Uint8Array): Promise<void> {
+    const { bucket, key } = parseS3Location(path);
+    try {
+      await this.client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: data, IfNoneMatch: '*' }));
+    } catch (err) {
+      if (isPreconditionFailure(err)) throw new AlreadyExistsError('already exists', { path, cause: err });
+      throw translate(err, path, 'create');
+    }
+  }
+
+  /**
+   * Replaces the object only if its ETag is still `etag` (as returned by `readWithETag`), and
+   * returns the new ETag. Someone else's write in between → CommitConflictError.
+   */
+  async replaceIfMatch(path: string, data: Uint8Array, etag: string): Promise<string> {
+    const { bucket, key } = parseS3Location(path);
+    try {
+      const out = await this.client.send(
+        new PutObjectCommand({ Bucket: bucket, Key: key, Body: data, IfMatch: etag }),
+      );
+      return out.ETag ?? '';
+    } catch (err) {
+      if (isPreconditionFailure(err)) {
+        throw new CommitConflictError(`changed since it was read (expected ETag ${etag}); refresh and retry`, {
+          path,
+          cause: err,
+        });
+      }
+      throw translate(err, path, 'replace');
+    }
+  }
+
+  async *list(prefix: string): AsyncIterable<FileInfo> {
+    const { scheme, bucket, key } = parseS3Location(prefix);
+    // The prefix is a folder: `s3://b/t` never lists `s3://b/t_backup/…`.
+    const folder = key.replace(/\/+$/, '');
+    const keyPrefix = folder === '' ? '' : `${folder}/`;
+    const shownPrefix = `${scheme}://${bucket}/`;
+    let token: string | undefined;
+    do {
+      let page;
+      try {
+        page = await this.client.send(
+          new ListObjectsV2Command({ Bucket: bucket, Prefix: keyPrefix, ContinuationToken: token }),
+        );
+      } catch (err) {
+        throw translate(err, prefix, 'list');
+      }
+      for (const object of page.Contents ?? []) {
+        if (object.Key === undefined) continue;
+        // Zero-byte `folder/` markers made by consoles are not files.
+        if (object.Key.endsWith('/') && (object.Size ?? 0) === 0) continue;
+        yield {
+          path: shownPrefix + object.Key,
+          size: object.Size ?? 0,
+          lastModifiedMs: object.LastModified?.getTime() ?? 0,
+        };
+      }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token !== undefined);
+  }
+
+  async deleteMany(paths: readonly string[]): Promise<void> {
+    const byBucket = new Map<string, { key: string; path: string }[]>();
+    for (const path of paths) {
+      const { bucket, key } = parseS3Location(path);
+      let keys = byBucket.get(bucket);
+      if (!keys) byBucket.set(bucket, (keys = []));
+      keys.push({ key, path });
+    }
+    for (const [bucket, keys] of byBucket) {
+      for (let i = 0; i < keys.length; i += DELETE_BATCH) {
+        const batch = keys.slice(i, i + DELETE_BATCH);
+        let out;
+        try {
+          out = await this.client.send(
+            new DeleteObjectsCommand({
+              Bucket: bucket,
+              Delete: { Objects: batch.map(({ key }) => ({ Key: key })), Quiet: true },
+            }),
+          );
+        } catch (err) {
+          throw translate(err, batch[0].path, 'delete');
+        }
+        // DeleteObjects answers 200 and lists per-key failures in its body.
+        const errors = out.Errors ?? [];
+        if (errors.length > 0) {
+          const first = errors[0];
+          const path = batch.find(({ key }) => key === first.Key)?.path ?? `s3://${bucket}/${first.Key ?? ''}`;
+          throw new IoError(
+            `${errors.length} of ${batch.length} deletes failed; first: ${first.Code ?? 'Error'}: ${first.Message ?? ''}`,
+            { path, retryable: errors.every((e) => e.Code === 'InternalError' || e.Code === 'SlowDown') },
+          );
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,422 @@
+/**
+ * The Parquet footer (parquet-format FileMetaData), read with our own Thrift
+ * decoder: parquet-wasm does not expose page offsets, physical types or
+ * statistics, and split offsets, column sizes and type checks need them.
+ */
+import { InvalidFileError } from '../errors.js';
+import type { InputFile } from '../io/file-io.js';
+import { readThriftStruct, ThriftReader, ThriftType, type ThriftStruct, type ThriftValue } from './thrift.js';
+
+export const PARQUET_MAGIC = 'PAR1';
+/** Tail bytes fetched in the first footer read; most footers fit, saving a second request. */
+const TAIL_GUESS = 64 * 1024;
+
+export const PhysicalType = {
+  BOOLEAN: 0,
+  INT32: 1,
+  INT64: 2,
+  INT96: 3,
+  FLOAT: 4,
+  DOUBLE: 5,
+  BYTE_ARRAY: 6,
+  FIXED_LEN_BYTE_ARRAY: 7,
+} as const;
+export type PhysicalType = (typeof PhysicalType)[keyof typeof PhysicalType];
+
+export type Repetition = 'required' | 'optional' | 'repeated';
+export type TimeUnit = 'millis' | 'micros' | 'nanos';
+
+/** parquet-format LogicalType (a union); only the members Iceberg uses are named. */
+export type LogicalType =
+  | { readonly type: 'string' | 'map' | 'list' | 'enum' | 'date' | 'json' | 'bson' | 'uuid' | 'float16' | 'unknown' | 'variant' }
+  | { readonly type: 'decimal'; readonly scale: number; readonly precision: number }
+  | { readonly type: 'time' | 'timestamp'; readonly isAdjustedToUTC: boolean; readonly unit: TimeUnit }
+  | { readonly type: 'integer'; readonly bitWidth: number; readonly isSigned: boolean }
+  | { readonly type: 'other'; readonly id: number };
+
+export interface SchemaElement {
+  readonly name: string;
+  /** Physical type; absent on groups. */
+  readonly type?: PhysicalType;
+  readonly typeLength?: number;
+  readonly repetition?: Repetition;
+  readonly numChildren?: number;
+  readonly convertedType?: number;
+  readonly scale?: number;
+  readonly precision?: number;
+  readonly fieldId?: number;
+  readonly logicalType?: LogicalType;
+}
+
+export interface ColumnStatistics {
+  readonly min?: Uint8Array;
+  readonly max?: Uint8Array;
+  readonly nullCount?: number;
+  readonly distinctCount?: number;
+}
+
+export interface ColumnChunkMeta {
+  readonly path: readonly string[];
+  readonly type: PhysicalType;
+  readonly codec: number;
+  readonly numValues: number;
+  readonly totalUncompressedSize: number;
+  readonly totalCompressedSize: number;
+  readonly dataPageOffset: number;
+  readonly dictionaryPageOffset?: number;
+  readonly statistics?: ColumnStatistics;
+}
+
+export interface RowGroupMeta {
+  readonly numRows: number;
+  readonly totalByteSize: number;
+  readonly columns: readonly ColumnChunkMeta[];
+  readonly fileOffset?: number;
+  readonly totalCompressedSize?: number;
+}
+
+export interface ParquetFooter {
+  readonly version: number;
+  /** Depth-first flattened schema; element 0 is the root. */
+  readonly schema: readonly SchemaElement[];
+  readonly numRows: number;
+  readonly rowGroups: readonly RowGroupMeta[];
+  readonly keyValueMetadata: ReadonlyMap<string, string>;
+  readonly createdBy?: string;
+}
+
+/** Codec numbers of parquet-format's CompressionCodec. */
+export const Codec = { UNCOMPRESSED: 0, SNAPPY: 1, GZIP: 2, LZO: 3, BROTLI: 4, LZ4: 5, ZSTD: 6, LZ4_RAW: 7 } as const;
+
+const utf8 = new TextDecoder('utf-8');
+
+function num(v: ThriftValue | undefined, what: string): number {
+  if (typeof v === 'number') return v;
+  if (typeof v === 'bigint') {
+    if (v > BigInt(Number.MAX_SAFE_INTEGER) || v < BigInt(Number.MIN_SAFE_INTEGER)) {
+      throw new RangeError(`${what} ${v} is beyond 2^53`);
+    }
+    return Number(v);
+  }
+  throw new TypeError(`${what} is missing or not a number`);
+}
+
+function optNum(v: ThriftValue | undefined, what: string): number | undefined {
+  return v === undefined ? undefined : num(v, what);
+}
+
+function str(v: ThriftValue | undefined, what: string): string {
+  if (v instanceof Uint8Array) return utf8.decode(v);
+  throw new TypeError(`${what} is missing or not a string`);
+}
+
+function struct(v: ThriftValue | undefined): ThriftStruct | undefined {
+  return v !== undefined && typeof v === 'object' && !(v instanceof Uint8Array) && !Array.isArray(v) && !(v instanceof Map)
+    ? v
+    : undefined;
+}
+
+function list(v: ThriftValue | undefined): ThriftValue[] {
+  return Array.isArray(v) ? v : [];
+}
+
+function timeUnit(v: ThriftValue | undefined): TimeUnit {
+  const u = struct(v) ?? {};
+  if (1 in u) return 'millis';
+  if (2 in u) return 'micros';
+  return 'nanos';
+}
+
+function logicalType(v: ThriftValue | undefined): LogicalType | undefined {
+  const u = struct(v);
+  if (!u) return undefined;
+  const keys = Object.keys(u).map(Number);
+  if (keys.length !== 1) return undefined;
+  const id = keys[0];
+  const body = struct(u[id]) ?? {};
+  switch (id) {
+    case 1: return { type: 'string' };
+    case 2: return { type: 'map' };
+    case 3: return { type: 'list' };
+    case 4: return { type: 'enum' };
+    case 5: return { type: 'decimal', scale: num(body[1], 'decimal scale'), precision: num(body[2], 'decimal precision') };
+    case 6: return { type: 'date' };
+    case 7: return { type: 'time', isAdjustedToUTC: body[1] === true, unit: timeUnit(body[2]) };
+    case 8: return { type: 'timestamp', isAdjustedToUTC: body[1] === true, unit: timeUnit(body[2]) };
+    case 10: return { type: 'integer', bitWidth: num(body[1], 'integer bit width'), isSigned: body[2] === true };
+    case 11: return { type: 'unknown' };
+    case 12: return { type: 'json' };
+    case 13: return { type: 'bson' };
+    case 14: return { type: 'uuid' };
+    case 15: return { type: 'float16' };
+    case 16: return { type: 'variant' };
+    default: return { type: 'other', id };
+  }
+}
+
+const REPETITION: readonly Repetition[] = ['required', 'optional', 'repeated'];
+
+function schemaElement(s: ThriftStruct): SchemaElement {
+  const rep = optNum(s[3], 'repetition_type');
+  const lt = logicalType(s[10]);
+  return {
+    name: str(s[4], 'schema element name'),
+    ...(s[1] !== undefined ? { type: num(s[1], 'type') as PhysicalType } : {}),
+    ...(s[2] !== undefined ? { typeLength: num(s[2], 'type_length') } : {}),
+    ...(rep !== undefined ? { repetition: REPETITION[rep] } : {}),
+    ...(s[5] !== undefined ? { numChildren: num(s[5], 'num_children') } : {}),
+    ...(s[6] !== undefined ? { convertedType: num(s[6], 'converted_type') } : {}),
+    ...(s[7] !== undefined ? { scale: num(s[7], 'scale') } : {}),
+    ...(s[8] !== undefined ? { precision: num(s[8], 'precision') } : {}),
+    ...(s[9] !== undefined ? { fieldId: num(s[9], 'field_id') } : {}),
+    ...(lt ? { logicalType: lt } : {}),
+  };
+}
+
+function statistics(v: ThriftValue | undefined): ColumnStatistics | undefined {
+  const s = struct(v);
+  if (!s) return undefined;
+  // min_value/max_value (5, 6) use the column order; the deprecated min/max (2, 1) are signed.
+  const min = (s[6] ?? s[2]) as Uint8Array | undefined;
+  const max = (s[5] ?? s[1]) as Uint8Array | undefined;
+  return {
+    ...(min instanceof Uint8Array ? { min } : {}),
+    ...(max instanceof Uint8Array ? { max } : {}),
+    ...(s[3] !== undefined ? { nullCount: num(s[3], 'null_count') } : {}),
+    ...(s[4] !== undefined ? { distinctCount: num(s[4], 'distinct_count') } : {}),
+  };
+}
+
+function columnChunk(c: ThriftStruct): ColumnChunkMeta {
+  const m = struct(c[3]);
+  if (!m) throw new TypeError('column chunk without meta_data');
+  const stats = statistics(m[12]);
+  return {
+    path: list(m[3]).map((p) => str(p, 'path_in_schema')),
+    type: num(m[1], 'column type') as PhysicalType,
+    codec: num(m[4], 'codec'),
+    numValues: num(m[5], 'num_values'),
+    totalUncompressedSize: num(m[6], 'total_uncompressed_size'),
+    totalCompressedSize: num(m[7], 'total_compressed_size'),
+    dataPageOffset: num(m[9], 'data_page_offset'),
+    ...(m[11] !== undefined ? { dictionaryPageOffset: num(m[11], 'dictionary_page_offset') } : {}),
+    ...(stats ? { statistics: stats } : {}),
+  };
+}
+
+function rowGroup(r: ThriftStruct): RowGroupMeta {
+  return {
+    columns: list(r[1]).map((c) => columnChunk(struct(c) ?? {})),
+    totalByteSize: num(r[2], 'total_byte_size'),
+    numRows: num(r[3], 'num_rows'),
+    ...(r[5] !== undefined ? { fileOffset: num(r[5], 'row group file_offset') } : {}),
+    ...(r[6] !== undefined ? { totalCompressedSize: num(r[6], 'row group total_compressed_size') } : {}),
+  };
+}
+
+/** Decodes the Thrift FileMetaData bytes (the footer without its length and magic). */
+export function decodeFooter(bytes: Uint8Array): ParquetFooter {
+  const s = readThriftStruct(bytes);
+  const kv = new Map<string, string>();
+  for (const e of list(s[5])) {
+    const k = struct(e);
+    if (k && k[1] !== undefined) kv.set(str(k[1], 'key'), k[2] === undefined ? '' : str(k[2], 'value'));
+  }
+  return {
+    version: num(s[1], 'version'),
+    schema: list(s[2]).map((e) => schemaElement(struct(e) ?? {})),
+    numRows: num(s[3], 'num_rows'),
+    rowGroups: list(s[4]).map((r) => rowGroup(struct(r) ?? {})),
+    keyValueMetadata: kv,
+    ...(s[6] !== undefined ? { createdBy: str(s[6], 'created_by') } : {}),
+  };
+}
+
+function isMagic(b: Uint8Array, at: number): boolean {
+  return b[at] === 0x50 && b[at + 1] === 0x41 && b[at + 2] === 0x52 && b[at + 3] === 0x31;
+}
+
+/** Where the footer sits, given the file length and its last 8 bytes; throws naming the file. */
+export function footerLocation(path: string, fileLength: number, last8: Uint8Array): { start: number; length: number } {
+  if (fileLength < 12) {
+    throw new InvalidFileError(`not a Parquet file: ${fileLength} bytes is shorter than the 12-byte minimum`, { path });
+  }
+  if (!isMagic(last8, 4)) {
+    throw new InvalidFileError('not a Parquet file: the last 4 bytes are not the magic "PAR1" (cut short or another format)', { path });
+  }
+  const length = new DataView(last8.buffer, last8.byteOffset, 8).getUint32(0, true);
+  const start = fileLength - 8 - length;
+  if (start < 4) {
+    throw new InvalidFileError(`invalid Parquet footer: footer length ${length} does not fit in a ${fileLength}-byte file`, {
+      path,
+    });
+  }
+  return { start, length };
+}
+
+export interface FooterRead {
+  readonly footer: ParquetFooter;
+  readonly fileLength: number;
+  /** The bytes read from the end of the file (at least the footer, its length and the magic). */
+  readonly tail: Uint8Array;
+  readonly tailStart: number;
+}
+
+function decodeOrThrow(path: string, bytes: Uint8Array): ParquetFooter {
+  try {
+    return decodeFooter(bytes);
+  } catch (e) {
+    throw new InvalidFileError(`invalid Parquet footer: ${(e as Error).message}`, { path, cause: e });
+  }
+}
+
+/** Reads and checks a file's footer by range: the magic at both ends, the footer length, the Thrift. */
+export async function readFooter(file: InputFile): Promise<FooterRead> {
+  const fileLength = await file.length();
+  if (fileLength < 12) footerLocation(file.path, fileLength, new Uint8Array(8));
+  const tailStart = Math.max(0, fileLength - TAIL_GUESS);
+  let tail = await file.read(tailStart, fileLength);
+  if (tail.length !== fileLength - tailStart) {
+    throw new InvalidFileError(`short read: asked for ${fileLength - tailStart} bytes, got ${tail.length}`, { path: file.path });
+  }
+  const { start, length } = footerLocation(file.path, fileLength, tail.subarray(tail.length - 8));
+  let realStart = tailStart;
+  if (start < tailStart) {
+    const head = await file.read(start, tailStart);
+    const joined = new Uint8Array(fileLength - start);
+    joined.set(head, 0);
+    joined.set(tail, head.length);
+    tail = joined;
+    realStart = start;
+  }
+  const head4 = realStart === 0 ? tail.subarray(0, 4) : await file.read(0, 4);
+  if (!isMagic(head4, 0)) {
+    throw new InvalidFileError('not a Parquet file: the first 4 bytes are not the magic "PAR1"', { path: file.path });
+  }
+  const footer = decodeOrThrow(file.path, tail.subarray(start - realStart, start - realStart + length));
+  return { footer, fileLength, tail, tailStart: realStart };
+}
+
+/** Footer of a whole file held in memory. */
+export function footerFromBytes(path: string, bytes: Uint8Array): ParquetFooter {
+  const { start, length } = footerLocation(path, bytes.length, bytes.subarray(Math.max(0, bytes.length - 8)));
+  if (!isMagic(bytes, 0)) throw new InvalidFileError('not a Parquet file: the first 4 bytes are not the magic "PAR1"', { path });
+  return decodeOrThrow(path, bytes.subarray(start, start + length));
+}
+
+/** Byte offset where a row group's data starts: Java's BlockMetaData.getStartingPos. */
+export function rowGroupStart(rg: RowGroupMeta): number {
+  const first = rg.columns[0];
+  if (!first) return rg.fileOffset ?? 0;
+  const dict = first.dictionaryPageOffset;
+  return dict !== undefined && dict > 0 && dict < first.dataPageOffset ? dict : first.dataPageOffset;
+}
+
+/** Iceberg split_offsets: row-group start offsets, ascending. */
+export function splitOffsets(footer: ParquetFooter): number[] {
+  return footer.rowGroups.map(rowGroupStart).sort((a, b) => a - b);
+}
+
+/** A node of the footer's schema tree. */
+export interface SchemaNode {
+  readonly element: SchemaElement;
+  readonly children: readonly SchemaNode[];
+  /** Names from below the root to this node. */
+  readonly path: readonly string[];
+}
+
+/** Rebuilds the tree from the flattened, depth-first schema list. */
+export function schemaTree(footer: ParquetFooter): SchemaNode {
+  const elems = footer.schema;
+  let i = 0;
+  const build = (path: readonly string[]): SchemaNode => {
+    const element = elems[i++];
+    if (!element) throw new TypeError('schema list ends early');
+    const children: SchemaNode[] = [];
+    const n = element.numChildren ?? 0;
+    for (let c = 0; c < n; c++) {
+      const childName = elems[i]?.name;
+      children.push(build([...path, childName ?? '']));
+    }
+    return { element, children, path };
+  };
+  const root = build([]);
+  return root;
+}
+
+/** Leaf columns in schema order, with their dotted paths. */
+export function leafColumns(root: SchemaNode): SchemaNode[] {
+  const out: SchemaNode[] = [];
+  const visit = (n: SchemaNode): void => {
+    if (n.children.length === 0 && n !== root) out.push(n);
+    for (const c of n.children) visit(c);
+  };
+  visit(root);
+  return out;
+}
+
+/**
+ * Adds the UUID logical type to FIXED_LEN_BYTE_ARRAY(16) columns with the given field ids
+ * (spec Appendix A: uuid is `fixed_len_byte_array[16]` annotated `UUID`), which parquet-wasm
+ * cannot write. Works on the Thrift bytes: each such schema element gets a `logicalType`
+ * field (id 10) holding the union member UUIDType (id 14) inserted before its STOP byte;
+ * nothing else moves, so offsets in the file stay valid.
+ */
+export function annotateUuidColumns(footerBytes: Uint8Array, fieldIds: ReadonlySet<number>): Uint8Array {
+  if (fieldIds.size === 0) return footerBytes;
+  const r = new ThriftReader(footerBytes);
+  const inserts: Array<{ at: number; bytes: number[] }> = [];
+  let last = 0;
+  for (;;) {
+    const h = r.fieldHeader(last);
+    if (!h) break;
+    last = h.id;
+    if (h.id !== 2 || h.type !== ThriftType.List) {
+      r.read(h.type);
+      continue;
+    }
+    const { size, elementType } = r.listHeader();
+    for (let k = 0; k < size; k++) {
+      if (elementType !== ThriftType.Struct) {
+        r.read(elementType);
+        continue;
+      }
+      let eLast = 0;
+      let physical: unknown;
+      let length: unknown;
+      let fieldId: unknown;
+      let hasLogicalType = false;
+      for (;;) {
+        const stopAt = r.offset;
+        const eh = r.fieldHeader(eLast);
+        if (!eh) {
+          if (physical === PhysicalType.FIXED_LEN_BYTE_ARRAY && length === 16 && !hasLogicalType && fieldIds.has(Number(fieldId))) {
+            // Short header when the id delta fits in 4 bits, else type byte + zigzag i16 id (10 → 20).
+            const header = eLast < 10 && 10 - eLast <= 15 ? [((10 - eLast) << 4) | ThriftType.Struct] : [ThriftType.Struct, 20];
+            inserts.push({ at: stopAt, bytes: [...header, (14 << 4) | ThriftType.Struct, 0, 0] });
+          }
+          break;
+        }
+        eLast = eh.id;
+        const v = r.read(eh.type);
+        if (eh.id === 1) physical = v;
+        else if (eh.id === 2) length = v;
+        else if (eh.id === 9) fieldId = v;
+        else if (eh.id === 10) hasLogicalType = true;
+      }
+    }
+  }
+  if (inserts.length === 0) return footerBytes;
+  const out = new Uint8Array(footerBytes.length + inserts.reduce((s, i) => s + i.bytes.length, 0));
+  let from = 0;
+  let to = 0;
+  for (const ins of inserts) {
+    out.set(footerBytes.subarray(from, ins.at), to);
+    to += ins.at - from;
+    out.set(ins.bytes, to);
+    to += ins.bytes.length;
+    from = ins.at;
+  }
+  out.set(footerBytes.subarray(from), to);
+  return out;
+}

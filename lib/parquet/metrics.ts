@@ -1,0 +1,334 @@
+/**
+ * Iceberg column metrics of a written file, computed from the values written (parquet-wasm
+ * writes statistics but cannot hand them back). Follows Java's ParquetMetrics (1.10+):
+ *
+ * - value, null and (float/double) NaN counts and lower/upper bounds for primitive columns
+ *   at the top level or nested in structs; nothing for columns inside lists or maps;
+ * - bounds exclude nulls and NaN, order -0.0 before +0.0, and are truncated by truncate(N)
+ *   for string and binary only; an upper bound that cannot be truncated is omitted;
+ * - column sizes (compressed bytes, all row groups) for every leaf column with an id,
+ *   taken from the footer; a column whose mode is `none` gets nothing at all.
+ */
+import type * as arrow from 'apache-arrow';
+import { compareBytes, toBytes, truncateLowerBound, truncateUpperBound } from '../iceberg/bounds.js';
+import {
+  DEFAULT_METRICS_CONFIG,
+  hasBounds,
+  metricsModesById,
+  type MetricsConfig,
+  type MetricsMode,
+} from '../iceberg/metrics-config.js';
+import type { NestedField, PrimitiveType, StructType } from '../iceberg/types.js';
+import { isPrimitive } from '../iceberg/types.js';
+import type { IcebergValue } from '../iceberg/values.js';
+import { leafColumns, schemaTree, type ParquetFooter } from './footer.js';
+import { isValidAt, readData } from './values.js';
+
+export interface ColumnMetrics {
+  /** Compressed bytes per leaf column id. */
+  readonly columnSizes: ReadonlyMap<number, number>;
+  /** Values per column id, nulls and NaN included. */
+  readonly valueCounts: ReadonlyMap<number, number>;
+  readonly nullValueCounts: ReadonlyMap<number, number>;
+  /** float and double columns only. */
+  readonly nanValueCounts: ReadonlyMap<number, number>;
+  /** Binary single-value serialization (spec Appendix D). */
+  readonly lowerBounds: ReadonlyMap<number, Uint8Array>;
+  readonly upperBounds: ReadonlyMap<number, Uint8Array>;
+}
+
+type AnyData = arrow.Data<arrow.DataType>;
+const utf8 = new TextDecoder('utf-8');
+
+/** Tracks one primitive column. Min/max are kept in a kind-specific form and converted at the end. */
+class LeafMetrics {
+  values = 0;
+  nulls = 0;
+  nans = 0;
+  private min: unknown = undefined;
+  private max: unknown = undefined;
+  private readonly bounds: boolean;
+
+  constructor(
+    readonly field: NestedField,
+    readonly type: PrimitiveType,
+    readonly mode: MetricsMode,
+  ) {
+    this.bounds = hasBounds(mode);
+  }
+
+  /** `masked[i]` = 1 when an enclosing struct is null at row i. */
+  update(data: AnyData, masked: Uint8Array | undefined): void {
+    const n = data.length;
+    this.values += n;
+    const noNulls = !masked && data.nullCount === 0;
+    const isNull = noNulls ? (): boolean => false : (i: number): boolean => (masked !== undefined && masked[i] === 1) || !isValidAt(data, i);
+    if (!noNulls) for (let i = 0; i < n; i++) if (isNull(i)) this.nulls++;
+
+    switch (this.type.type) {
+      case 'float':
+      case 'double':
+        return this.floats(data.values as Float32Array | Float64Array, n, isNull);
+      case 'int':
+      case 'date':
+        if (this.bounds) this.ordered(data.values as Int32Array, n, isNull);
+        return;
+      case 'long':
+      case 'time':
+      case 'timestamp':
+      case 'timestamptz':
+      case 'timestamp_ns':
+      case 'timestamptz_ns':
+        if (this.bounds) this.ordered(data.values as BigInt64Array, n, isNull);
+        return;
+      case 'string':
+      case 'binary':
+        if (this.bounds) this.variableBytes(data, n, isNull);
+        return;
+      case 'uuid':
+      case 'fixed':
+        if (this.bounds) this.fixedBytes(data.values as Uint8Array, (data.type as arrow.FixedSizeBinary).byteWidth, n, isNull);
+        return;
+      case 'decimal':
+        if (this.bounds) this.decimals(data.values as Uint32Array, (data.type as arrow.Decimal).bitWidth / 32, n, isNull);
+        return;
+      default:
+        if (this.bounds) this.generic(data, n, isNull);
+    }
+  }
+
+  private ordered(values: Int32Array | BigInt64Array, n: number, isNull: (i: number) => boolean): void {
+    let min = this.min as number | bigint | undefined;
+    let max = this.max as number | bigint | undefined;
+    for (let i = 0; i < n; i++) {
+      if (isNull(i)) continue;
+      const v = values[i];
+      if (min === undefined || v < min) min = v;
+      if (max === undefined || v > max) max = v;
+    }
+    this.min = min;
+    this.max = max;
+  }
+
+  private floats(values: Float32Array | Float64Array, n: number, isNull: (i: number) => boolean): void {
+    let min = this.min as number | undefined;
+    let max = this.max as number | undefined;
+    for (let i = 0; i < n; i++) {
+      if (isNull(i)) continue;
+      const v = values[i];
+      if (v !== v) {
+        this.nans++;
+        continue;
+      }
+      if (!this.bounds) continue;
+      // -0.0 sorts before +0.0 (spec: bounds follow IEEE 754 totalOrder).
+      if (min === undefined || v < min || (v === 0 && min === 0 && Object.is(v, -0))) min = v;
+      if (max === undefined || v > max || (v === 0 && max === 0 && Object.is(max, -0))) max = v;
+    }
+    this.min = min;
+    this.max = max;
+  }
+
+  private variableBytes(data: AnyData, n: number, isNull: (i: number) => boolean): void {
+    const offsets = data.valueOffsets as Int32Array | BigInt64Array;
+    const bytes = data.values as Uint8Array;
+    let min = this.min as Uint8Array | undefined;
+    let max = this.max as Uint8Array | undefined;
+    for (let i = 0; i < n; i++) {
+      if (isNull(i)) continue;
+      const v = bytes.subarray(Number(offsets[i]), Number(offsets[i + 1]));
+      if (min === undefined || compareBytes(v, min) < 0) min = v.slice();
+      if (max === undefined || compareBytes(v, max) > 0) max = v.slice();
+    }
+    this.min = min;
+    this.max = max;
+  }
+
+  private fixedBytes(bytes: Uint8Array, width: number, n: number, isNull: (i: number) => boolean): void {
+    let min = this.min as Uint8Array | undefined;
+    let max = this.max as Uint8Array | undefined;
+    for (let i = 0; i < n; i++) {
+      if (isNull(i)) continue;
+      const v = bytes.subarray(i * width, i * width + width);
+      if (min === undefined || compareBytes(v, min) < 0) min = v.slice();
+      if (max === undefined || compareBytes(v, max) > 0) max = v.slice();
+    }
+    this.min = min;
+    this.max = max;
+  }
+
+  /** Decimal slots compared as signed little-endian word arrays, without making bigints. */
+  private decimals(words: Uint32Array, stride: number, n: number, isNull: (i: number) => boolean): void {
+    const cmp = (a: Uint32Array, ai: number, b: Uint32Array, bi: number): number => {
+      const ha = a[ai + stride - 1] | 0;
+      const hb = b[bi + stride - 1] | 0;
+      if (ha !== hb) return ha < hb ? -1 : 1;
+      for (let w = stride - 2; w >= 0; w--) {
+        if (a[ai + w] !== b[bi + w]) return a[ai + w] < b[bi + w] ? -1 : 1;
+      }
+      return 0;
+    };
+    let min = this.min as Uint32Array | undefined;
+    let max = this.max as Uint32Array | undefined;
+    for (let i = 0; i < n; i++) {
+      if (isNull(i)) continue;
+      const at = i * stride;
+      if (min === undefined || cmp(words, at, min, 0) < 0) min = words.slice(at, at + stride);
+      if (max === undefined || cmp(words, at, max, 0) > 0) max = words.slice(at, at + stride);
+    }
+    this.min = min;
+    this.max = max;
+  }
+
+  private generic(data: AnyData, n: number, isNull: (i: number) => boolean): void {
+    const values = readData(this.type, data, this.field.name);
+    let min = this.min as IcebergValue | undefined;
+    let max = this.max as IcebergValue | undefined;
+    for (let i = 0; i < n; i++) {
+      const v = values[i];
+      if (isNull(i) || v === null) continue;
+      // Booleans are the only type left here; false < true.
+      if (min === undefined || (v as boolean) < (min as boolean)) min = v;
+      if (max === undefined || (v as boolean) > (max as boolean)) max = v;
+    }
+    this.min = min;
+    this.max = max;
+  }
+
+  private toValue(x: unknown): IcebergValue {
+    switch (this.type.type) {
+      case 'string':
+        return utf8.decode(x as Uint8Array);
+      case 'uuid':
+      case 'fixed':
+      case 'binary':
+        return x as Uint8Array;
+      case 'decimal': {
+        const words = x as Uint32Array;
+        let v = 0n;
+        for (let w = words.length - 1; w >= 0; w--) v = (v << 32n) | BigInt(words[w]);
+        return BigInt.asIntN(words.length * 32, v);
+      }
+      default:
+        return x as IcebergValue;
+    }
+  }
+
+  /** Serialized bounds with the mode's truncation; either may be missing. */
+  serializedBounds(): { lower?: Uint8Array; upper?: Uint8Array } {
+    if (!this.bounds || this.min === undefined || this.max === undefined) return {};
+    // uuid bounds are kept as bytes: serialize them directly (16 bytes big-endian).
+    const ser = (v: IcebergValue): Uint8Array => (this.type.type === 'uuid' ? (v as Uint8Array).slice() : toBytes(this.type, v));
+    let lower: IcebergValue | undefined = this.toValue(this.min);
+    let upper: IcebergValue | undefined = this.toValue(this.max);
+    if (this.mode.kind === 'truncate') {
+      lower = truncateLowerBound(this.type, lower, this.mode.length);
+      upper = truncateUpperBound(this.type, upper, this.mode.length);
+    }
+    return { lower: ser(lower), ...(upper !== undefined ? { upper: ser(upper) } : {}) };
+  }
+}
+
+interface StructNode {
+  /** Index of each child among the Arrow struct's children (unknown-typed fields are not written). */
+  readonly children: ReadonlyArray<{ readonly index: number; readonly leaf?: LeafMetrics; readonly struct?: StructNode }>;
+}
+
+/** Collects metrics over the batches written to one file. */
+export class MetricsCollector {
+  private readonly root: StructNode;
+  private readonly leaves: LeafMetrics[] = [];
+  private readonly modes: Map<number, MetricsMode>;
+
+  constructor(
+    readonly schema: StructType,
+    config: MetricsConfig = DEFAULT_METRICS_CONFIG,
+  ) {
+    this.modes = metricsModesById(config, schema);
+    this.root = this.node(schema);
+  }
+
+  private node(s: StructType): StructNode {
+    const children: Array<{ index: number; leaf?: LeafMetrics; struct?: StructNode }> = [];
+    let index = 0;
+    for (const f of s.fields) {
+      if (f.type.type === 'unknown') continue;
+      const mode = this.modes.get(f.id) ?? DEFAULT_METRICS_CONFIG.defaultMode;
+      if (isPrimitive(f.type)) {
+        if (mode.kind !== 'none') {
+          const leaf = new LeafMetrics(f, f.type, mode);
+          this.leaves.push(leaf);
+          children.push({ index, leaf });
+        }
+      } else if (f.type.type === 'struct') {
+        children.push({ index, struct: this.node(f.type) });
+      }
+      // Lists and maps: no counts or bounds (Java ParquetMetrics drops repeated fields).
+      index++;
+    }
+    return { children };
+  }
+
+  /** Adds a batch whose columns follow schema.ts's Arrow schema of the collector's schema. */
+  add(batch: arrow.RecordBatch): void {
+    this.visit(this.root, batch.data.children, undefined);
+  }
+
+  private visit(node: StructNode, data: readonly AnyData[], masked: Uint8Array | undefined): void {
+    for (const c of node.children) {
+      const d = data[c.index];
+      if (c.leaf) c.leaf.update(d, masked);
+      else if (c.struct) {
+        let mask = masked;
+        if (d.nullCount > 0) {
+          mask = new Uint8Array(d.length);
+          for (let i = 0; i < d.length; i++) mask[i] = (masked && masked[i]) || !isValidAt(d, i) ? 1 : 0;
+        }
+        this.visit(c.struct, d.children, mask);
+      }
+    }
+  }
+
+  /** The metrics; column sizes come from the written file's footer when given. */
+  metrics(footer?: ParquetFooter): ColumnMetrics {
+    const valueCounts = new Map<number, number>();
+    const nullValueCounts = new Map<number, number>();
+    const nanValueCounts = new Map<number, number>();
+    const lowerBounds = new Map<number, Uint8Array>();
+    const upperBounds = new Map<number, Uint8Array>();
+    for (const leaf of this.leaves) {
+      const id = leaf.field.id;
+      valueCounts.set(id, leaf.values);
+      nullValueCounts.set(id, leaf.nulls);
+      if (leaf.type.type === 'float' || leaf.type.type === 'double') nanValueCounts.set(id, leaf.nans);
+      const { lower, upper } = leaf.serializedBounds();
+      if (lower) lowerBounds.set(id, lower);
+      if (upper) upperBounds.set(id, upper);
+    }
+    return {
+      columnSizes: footer ? columnSizes(footer, this.modes) : new Map(),
+      valueCounts,
+      nullValueCounts,
+      nanValueCounts,
+      lowerBounds,
+      upperBounds,
+    };
+  }
+}
+
+/** Compressed bytes per leaf field id over all row groups (Java: ColumnChunkMetaData.getTotalSize). */
+export function columnSizes(footer: ParquetFooter, modes?: ReadonlyMap<number, MetricsMode>): Map<number, number> {
+  const idByPath = new Map<string, number>();
+  for (const leaf of leafColumns(schemaTree(footer))) {
+    if (leaf.element.fieldId !== undefined) idByPath.set(leaf.path.join('\u0000'), leaf.element.fieldId);
+  }
+  const out = new Map<number, number>();
+  for (const rg of footer.rowGroups) {
+    for (const col of rg.columns) {
+      const id = idByPath.get(col.path.join('\u0000'));
+      if (id === undefined || modes?.get(id)?.kind === 'none') continue;
+      out.set(id, (out.get(id) ?? 0) + col.totalCompressedSize);
+    }
+  }
+  return out;
+}

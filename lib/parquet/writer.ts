@@ -1,0 +1,443 @@
+/**
+ * Writing Iceberg data to Parquet through parquet-wasm's streaming writer.
+ *
+ * Batches are pulled by the wasm writer one at a time and the bytes it emits at each
+ * row-group flush stream straight to FileIO, so memory stays near one row group. Each
+ * file reports what a manifest entry needs: size, record count, split offsets (from the
+ * footer of the bytes written) and metrics computed from the values written.
+ *
+ * parquet-wasm traps (LIBRARY-NOTES): WriterProperties and wasm tables are consumed by
+ * use, so both are made fresh for every file and batch.
+ */
+import * as arrow from 'apache-arrow';
+import * as pw from 'parquet-wasm';
+import { InvalidFileError, PackiceError, ValidationError } from '../errors.js';
+import type { FileIO } from '../io/file-io.js';
+import { DEFAULT_METRICS_CONFIG, type MetricsConfig } from '../iceberg/metrics-config.js';
+import type { StructType } from '../iceberg/types.js';
+import type { Row } from '../iceberg/values.js';
+import { annotateUuidColumns, decodeFooter, splitOffsets, type ParquetFooter } from './footer.js';
+import { MetricsCollector, type ColumnMetrics } from './metrics.js';
+import { arrowSchema, sameArrowType } from './schema.js';
+import { batchFromRows } from './values.js';
+
+export type ParquetCompression = 'zstd' | 'snappy' | 'gzip' | 'brotli' | 'lz4' | 'uncompressed';
+
+export interface ParquetWriterOptions {
+  /** Default zstd. parquet-wasm 0.8.0 exposes no compression level (ZSTD runs at its level 1). */
+  readonly compression?: ParquetCompression;
+  /** Most rows in a row group (default 1,048,576). */
+  readonly rowGroupRows?: number;
+  /** Most in-memory bytes buffered for a row group before it is flushed (default 128 MiB). */
+  readonly rowGroupBytes?: number;
+  /** Data page size limit in bytes (default 1 MiB). */
+  readonly pageSizeBytes?: number;
+  /** Which metrics to keep (default truncate(16) for every column). */
+  readonly metricsConfig?: MetricsConfig;
+  /** Key-value metadata for the footer. */
+  readonly keyValueMetadata?: ReadonlyMap<string, string>;
+}
+
+export interface WrittenFile {
+  readonly path: string;
+  readonly fileSizeInBytes: number;
+  readonly recordCount: number;
+  /** Row-group start offsets, ascending (Iceberg split_offsets). */
+  readonly splitOffsets: readonly number[];
+  readonly metrics: ColumnMetrics;
+  readonly rowGroupCount: number;
+}
+
+const DEFAULT_ROW_GROUP_ROWS = 1_048_576;
+const DEFAULT_ROW_GROUP_BYTES = 128 * 1024 * 1024;
+/** Compressed/in-memory byte ratio assumed before the first row group is flushed. */
+const INITIAL_COMPRESSION_RATIO = 0.5;
+const CREATED_BY = 'packice (parquet-wasm 0.8.0)';
+
+const CODECS: Record<ParquetCompression, pw.Compression> = {
+  zstd: pw.Compression.ZSTD,
+  snappy: pw.Compression.SNAPPY,
+  gzip: pw.Compression.GZIP,
+  brotli: pw.Compression.BROTLI,
+  lz4: pw.Compression.LZ4_RAW,
+  uncompressed: pw.Compression.UNCOMPRESSED,
+};
+
+function writerProperties(options: ParquetWriterOptions): pw.WriterProperties {
+  let b = new pw.WriterPropertiesBuilder()
+    .setCompression(CODECS[options.compression ?? 'zstd'])
+    .setMaxRowGroupSize(options.rowGroupRows ?? DEFAULT_ROW_GROUP_ROWS)
+    .setMaxRowGroupBytes(options.rowGroupBytes ?? DEFAULT_ROW_GROUP_BYTES)
+    .setCreatedBy(CREATED_BY);
+  if (options.pageSizeBytes !== undefined) b = b.setDataPageSizeLimit(options.pageSizeBytes);
+  if (options.keyValueMetadata && options.keyValueMetadata.size > 0) b = b.setKeyValueMetadata(new Map(options.keyValueMetadata));
+  return b.build();
+}
+
+/** Gives Arrow data the target type tree (field names and ids), keeping its buffers. */
+function retype(data: arrow.Data, type: arrow.DataType): arrow.Data {
+  const children = type.children?.length
+    ? type.children.map((c, i) => retype(data.children[i], c.type))
+    : data.children;
+  return data.clone(type, undefined, undefined, undefined, undefined, children);
+}
+
+/** A batch in exactly the file's Arrow schema; throws naming the column when it cannot be. */
+export function conformBatch(batch: arrow.RecordBatch, target: arrow.Schema, path: string): arrow.RecordBatch {
+  const fields = batch.schema.fields;
+  if (fields.length !== target.fields.length) {
+    throw new ValidationError(
+      `cannot write a batch of ${fields.length} columns (${fields.map((f) => f.name).join(', ')}) ` +
+        `to a file of ${target.fields.length} (${target.fields.map((f) => f.name).join(', ')})`,
+      { path },
+    );
+  }
+  const children = target.fields.map((t, i) => {
+    const data = batch.data.children[i];
+    if (!sameArrowType(data.type, t.type)) {
+      throw new ValidationError(`column ${t.name}: the batch holds Arrow ${String(data.type)}, the file needs ${String(t.type)}`, {
+        path,
+      });
+    }
+    if (!t.nullable && data.nullCount > 0) {
+      throw new ValidationError(`column ${t.name} is required but the batch has ${data.nullCount} null(s)`, { path });
+    }
+    return retype(data, t.type);
+  });
+  return new arrow.RecordBatch(
+    target,
+    arrow.makeData({ type: new arrow.Struct(target.fields), length: batch.numRows, nullCount: 0, children }),
+  );
+}
+
+function uuidFieldIds(t: StructType): Set<number> {
+  const out = new Set<number>();
+  const visit = (x: StructType['fields'][number]['type']): void => {
+    if (x.type === 'struct') for (const f of x.fields) {
+      if (f.type.type === 'uuid') out.add(f.id);
+      visit(f.type);
+    }
+    else if (x.type === 'list') {
+      if (x.element.type === 'uuid') out.add(x.elementId);
+      visit(x.element);
+    } else if (x.type === 'map') {
+      if (x.key.type === 'uuid') out.add(x.keyId);
+      if (x.value.type === 'uuid') out.add(x.valueId);
+      visit(x.key);
+      visit(x.value);
+    }
+  };
+  visit(t);
+  return out;
+}
+
+/** One queued batch, resolved once the wasm writer has pulled it. */
+interface Pending {
+  /** A batch, null to end the file, or undefined with `error` to fail the wasm writer. */
+  readonly batch: pw.RecordBatch | null | undefined;
+  readonly error?: unknown;
+  readonly resolve: () => void;
+  readonly reject: (e: unknown) => void;
+}
+
+/** Writes one Parquet file. Call `write`/`writeRows` any number of times, then `close` (or `abort`). */
+export class ParquetWriter {
+  readonly path: string;
+  readonly schema: StructType;
+  private readonly target: arrow.Schema;
+  private readonly collector: MetricsCollector;
+  private readonly uuidIds: Set<number>;
+  private readonly queue: Pending[] = [];
+  private pull: ((p: Pending) => void) | undefined;
+  private failure: unknown;
+  private closed = false;
+  private readonly done: Promise<void>;
+  private rows = 0;
+  private arrowBytes = 0;
+  private arrowBytesAtFlush = 0;
+  private flushed = 0;
+  private flushes = 0;
+  private footer: ParquetFooter | undefined;
+
+  private constructor(
+    private readonly io: FileIO,
+    path: string,
+    schema: StructType,
+    private readonly options: ParquetWriterOptions,
+  ) {
+    this.path = path;
+    this.schema = schema;
+    this.target = arrowSchema(schema);
+    this.collector = new MetricsCollector(schema, options.metricsConfig ?? DEFAULT_METRICS_CONFIG);
+    this.uuidIds = uuidFieldIds(schema);
+    this.done = this.io.write(path, this.output());
+    // Failures surface through write/close; keep Node from reporting them as unhandled meanwhile.
+    this.done.catch((e: unknown) => this.fail(e));
+  }
+
+  /** Starts a file at `path` (nothing is visible there until `close`, on a FileIO that writes atomically). */
+  static open(io: FileIO, path: string, schema: StructType, options: ParquetWriterOptions = {}): ParquetWriter {
+    return new ParquetWriter(io, path, schema, options);
+  }
+
+  get recordCount(): number {
+    return this.rows;
+  }
+
+  /** Bytes the wasm writer has emitted so far (whole row groups). */
+  get bytesFlushed(): number {
+    return this.flushed;
+  }
+
+  /** Size the file would have if closed now: flushed bytes plus buffered rows at the observed compression ratio. */
+  get estimatedSize(): number {
+    const ratio = this.arrowBytesAtFlush > 0 ? this.flushed / this.arrowBytesAtFlush : INITIAL_COMPRESSION_RATIO;
+    return this.flushed + Math.round((this.arrowBytes - this.arrowBytesAtFlush) * ratio);
+  }
+
+  private fail(e: unknown): void {
+    this.failure ??= e;
+    for (const p of this.queue.splice(0)) p.reject(this.failure);
+    // A wasm writer waiting for input must be stopped, or the write never settles.
+    const pull = this.pull;
+    if (pull) {
+      this.pull = undefined;
+      pull({ batch: undefined, error: this.failure, resolve: () => undefined, reject: () => undefined });
+    }
+  }
+
+  private enqueue(batch: pw.RecordBatch | null): Promise<void> {
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    return new Promise<void>((resolve, reject) => {
+      const p: Pending = { batch, resolve, reject };
+      const pull = this.pull;
+      if (pull) {
+        this.pull = undefined;
+        pull(p);
+      } else {
+        this.queue.push(p);
+      }
+    });
+  }
+
+  private next(): Promise<Pending> {
+    const p = this.queue.shift();
+    if (p) return Promise.resolve(p);
+    return new Promise((resolve) => {
+      this.pull = resolve;
+    });
+  }
+
+  /** The wasm writer's byte stream, with the footer's uuid columns annotated; tracks sizes. */
+  private async *output(): AsyncGenerator<Uint8Array> {
+    // Yield once so the constructor finishes before any batch is requested.
+    await Promise.resolve();
+    const input = new ReadableStream<pw.RecordBatch>(
+      {
+        pull: async (controller) => {
+          const p = await this.next();
+          if (p.batch === undefined) {
+            controller.error(p.error);
+            return;
+          }
+          if (p.batch === null) {
+            controller.close();
+            p.resolve();
+            return;
+          }
+          controller.enqueue(p.batch);
+          p.resolve();
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    const stream = (await pw.transformParquetStream(input, writerProperties(this.options))) as ReadableStream<Uint8Array>;
+    const reader = stream.getReader();
+    let held: Uint8Array | undefined;
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        this.flushed += value.length;
+        this.flushes++;
+        this.arrowBytesAtFlush = this.arrowBytes;
+        if (held) yield held;
+        held = value;
+      }
+    } catch (e) {
+      const err =
+        e instanceof PackiceError
+          ? e
+          : new InvalidFileError(`Parquet writer failed: ${e instanceof Error ? e.message : String(e)}`, { path: this.path, cause: e });
+      this.fail(err);
+      throw err;
+    }
+    if (held) {
+      const last = this.finishFooter(held);
+      this.flushed += last.length - held.length;
+      yield last;
+    }
+  }
+
+  /** Parses (and if needed patches) the footer at the end of the final chunk. */
+  private finishFooter(chunk: Uint8Array): Uint8Array {
+    if (chunk.length < 8) return chunk;
+    const view = new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    const len = view.getUint32(chunk.length - 8, true);
+    const start = chunk.length - 8 - len;
+    if (start < 0) return chunk; // footer split across chunks: read back after the write
+    const footerBytes = chunk.subarray(start, chunk.length - 8);
+    const patched = annotateUuidColumns(footerBytes, this.uuidIds);
+    this.footer = decodeFooter(patched);
+    if (patched === footerBytes) return chunk;
+    const out = new Uint8Array(start + patched.length + 8);
+    out.set(chunk.subarray(0, start), 0);
+    out.set(patched, start);
+    new DataView(out.buffer).setUint32(start + patched.length, patched.length, true);
+    out.set(chunk.subarray(chunk.length - 4), start + patched.length + 4);
+    return out;
+  }
+
+  /** Writes a batch whose columns are the schema's (by position; types must match schema.ts's mapping). */
+  async write(batch: arrow.RecordBatch): Promise<void> {
+    if (this.closed) throw new Error(`${this.path}: the writer is closed`);
+    if (this.failure !== undefined) throw this.failure;
+    if (batch.numRows === 0) return;
+    const conformed = conformBatch(batch, this.target, this.path);
+    const ipc = arrow.tableToIPC(new arrow.Table([conformed]), 'stream');
+    const table = pw.Table.fromIPCStream(ipc);
+    const wasmBatches = table.recordBatches();
+    table.free();
+    this.collector.add(conformed);
+    this.rows += conformed.numRows;
+    this.arrowBytes += ipc.length;
+    for (const b of wasmBatches) await this.enqueue(b);
+  }
+
+  /** Writes rows keyed by field name. */
+  async writeRows(rows: readonly Row[]): Promise<void> {
+    if (rows.length > 0) await this.write(batchFromRows(this.schema, rows));
+  }
+
+  /** Finishes the file and describes it. */
+  async close(): Promise<WrittenFile> {
+    if (this.closed) throw new Error(`${this.path}: the writer is closed`);
+    if (this.rows === 0 && this.failure === undefined) {
+      // The wasm writer takes its schema from the first batch: give it an empty one.
+      const empty = pw.Table.fromIPCStream(arrow.tableToIPC(new arrow.Table([batchFromRows(this.schema, [])]), 'stream'));
+      const batches = empty.recordBatches();
+      empty.free();
+      for (const b of batches) await this.enqueue(b);
+    }
+    this.closed = true;
+    await this.enqueue(null);
+    await this.done;
+    if (this.failure !== undefined) throw this.failure;
+    let footer = this.footer;
+    if (!footer) {
+      const tail = await this.io.readRange(this.path, Math.max(0, this.flushed - 8), this.flushed);
+      const len = new DataView(tail.buffer, tail.byteOffset, 8).getUint32(0, true);
+      footer = decodeFooter(await this.io.readRange(this.path, this.flushed - 8 - len, this.flushed - 8));
+    }
+    if (footer.numRows !== this.rows) {
+      throw new InvalidFileError(`wrote ${this.rows} rows but the footer says ${footer.numRows}`, { path: this.path });
+    }
+    return {
+      path: this.path,
+      fileSizeInBytes: this.flushed,
+      recordCount: this.rows,
+      splitOffsets: splitOffsets(footer),
+      metrics: this.collector.metrics(footer),
+      rowGroupCount: footer.rowGroups.length,
+    };
+  }
+
+  /** Stops writing and removes whatever reached storage. */
+  async abort(): Promise<void> {
+    if (this.closed && this.failure === undefined) return;
+    this.closed = true;
+    this.fail(new Error(`${this.path}: write aborted`));
+    await this.done.catch(() => undefined);
+    await this.io.deleteMany([this.path]).catch(() => undefined);
+  }
+}
+
+export interface RollingWriterOptions extends ParquetWriterOptions {
+  /** Start a new file once a file reaches about this many bytes (Java write.target-file-size-bytes; default 512 MiB). */
+  readonly targetFileSizeBytes?: number;
+  /** Location of the n-th file (0-based). */
+  readonly nextPath: (index: number) => string;
+}
+
+const DEFAULT_TARGET_FILE_SIZE = 512 * 1024 * 1024;
+/** Rows written between size checks: large batches are cut so files do not overshoot the target. */
+const ROLL_CHECK_ROWS = 16_384;
+
+/**
+ * Writes as many files as it takes to keep each near the target size. Row groups are capped at
+ * the target in buffered bytes, so the first flush calibrates the compression ratio well before
+ * a file is full.
+ */
+export class RollingParquetWriter {
+  private current: ParquetWriter | undefined;
+  private readonly written: WrittenFile[] = [];
+  private index = 0;
+  private readonly target: number;
+  private readonly fileOptions: ParquetWriterOptions;
+
+  constructor(
+    private readonly io: FileIO,
+    readonly schema: StructType,
+    private readonly options: RollingWriterOptions,
+  ) {
+    this.target = options.targetFileSizeBytes ?? DEFAULT_TARGET_FILE_SIZE;
+    if (!(this.target > 0)) throw new RangeError(`target file size must be positive, got ${this.target}`);
+    this.fileOptions = {
+      ...options,
+      rowGroupBytes: Math.min(options.rowGroupBytes ?? DEFAULT_ROW_GROUP_BYTES, this.target),
+    };
+  }
+
+  /** Files finished so far. */
+  get files(): readonly WrittenFile[] {
+    return this.written;
+  }
+
+  async write(batch: arrow.RecordBatch): Promise<void> {
+    for (let start = 0; start < batch.numRows; start += ROLL_CHECK_ROWS) {
+      const piece = start === 0 && batch.numRows <= ROLL_CHECK_ROWS ? batch : batch.slice(start, start + ROLL_CHECK_ROWS);
+      this.current ??= ParquetWriter.open(this.io, this.options.nextPath(this.index++), this.schema, this.fileOptions);
+      await this.current.write(piece);
+      if (this.current.estimatedSize >= this.target) await this.roll();
+    }
+  }
+
+  async writeRows(rows: readonly Row[]): Promise<void> {
+    if (rows.length > 0) await this.write(batchFromRows(this.schema, rows));
+  }
+
+  private async roll(): Promise<void> {
+    const w = this.current;
+    this.current = undefined;
+    if (w) this.written.push(await w.close());
+  }
+
+  /** Finishes the open file; returns every file written (none if no rows were written). */
+  async close(): Promise<WrittenFile[]> {
+    if (this.current && this.current.recordCount > 0) await this.roll();
+    else if (this.current) {
+      await this.current.abort();
+      this.current = undefined;
+    }
+    return [...this.written];
+  }
+
+  /** Stops and deletes every file this writer made. */
+  async abort(): Promise<void> {
+    const w = this.current;
+    this.current = undefined;
+    if (w) await w.abort();
+    await this.io.deleteMany(this.written.map((f) => f.path)).catch(() => undefined);
+    this.written.length = 0;
+  }
+}

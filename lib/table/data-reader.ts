@@ -1,0 +1,122 @@
+import type * as arrow from 'apache-arrow';
+import { UnsupportedError } from '../errors.js';
+import type { FileIO } from '../io/file-io.js';
+import type { DataFile } from '../iceberg/manifest.js';
+import { findMapped, type NameMapping } from '../iceberg/name-mapping.js';
+import type { NestedField, StructType } from '../iceberg/types.js';
+import type { IcebergValue, Row } from '../iceberg/values.js';
+import { openParquet, readRowGroups } from '../parquet/reader.js';
+import { fieldIdOf } from '../parquet/schema.js';
+import { rowsFromBatch } from '../parquet/values.js';
+
+/** Rows of a file in order; `firstPos` is the file position of `rows[0]`. */
+export interface RowBatch {
+  readonly rows: Row[];
+  readonly firstPos: number;
+}
+
+export interface ReadRowsOptions {
+  /** Resolves columns of files written without field ids. */
+  readonly nameMapping?: NameMapping;
+  /** Values by field id for columns the file lacks (identity partition values). */
+  readonly constants?: ReadonlyMap<number, IcebergValue>;
+  readonly batchSize?: number;
+  /** Restrict to these row groups. */
+  readonly rowGroups?: readonly number[];
+}
+
+type FileRef = Pick<DataFile, 'filePath' | 'fileFormat'> & { readonly fileSizeInBytes?: bigint };
+
+/**
+ * Reads a data or delete file as rows of `projection`, resolving columns by
+ * field id (or through the name mapping when the file has none), promoting
+ * types, and filling columns the file lacks from `constants` or initial defaults.
+ */
+export async function* readRows(
+  io: FileIO,
+  file: FileRef,
+  projection: StructType,
+  options: ReadRowsOptions = {},
+): AsyncIterable<RowBatch> {
+  if (file.fileFormat.toUpperCase() !== 'PARQUET') {
+    throw new UnsupportedError(`${file.fileFormat} files are not supported (packice reads Parquet data and delete files)`, {
+      path: file.filePath,
+    });
+  }
+  const reader = await openParquet(io, file.filePath, file.fileSizeInBytes === undefined ? undefined : Number(file.fileSizeInBytes));
+  try {
+    const resolved = resolveProjection(reader.arrowSchema, projection, options.nameMapping);
+    const missing = projection.fields.filter((f) => !resolved.present.has(f.id) && options.constants?.has(f.id));
+    let pos = 0;
+    const columns = [...resolved.columns];
+    // A read of no column still needs row counts: read the narrowest column instead.
+    if (columns.length === 0 && reader.arrowSchema.fields.length > 0) columns.push(reader.arrowSchema.fields[0].name);
+    for await (const batch of readRowGroups(reader, {
+      columns,
+      ...(options.batchSize ? { batchSize: options.batchSize } : {}),
+      ...(options.rowGroups ? { rowGroups: options.rowGroups } : {}),
+    })) {
+      let rows = rowsFromBatch(batch, resolved.readSchema);
+      if (resolved.renamed) rows = rows.map((r) => renameRow(r, resolved.readSchema, projection));
+      for (const f of missing) {
+        const v = options.constants!.get(f.id)!;
+        for (const r of rows) r[f.name] = v;
+      }
+      yield { rows, firstPos: pos };
+      pos += batch.numRows;
+    }
+  } finally {
+    reader.close();
+  }
+}
+
+interface ResolvedProjection {
+  /** File column names to read. */
+  readonly columns: readonly string[];
+  /** Field ids found in the file. */
+  readonly present: ReadonlySet<number>;
+  /** The schema rowsFromBatch reads with: the projection, under the file's column names. */
+  readonly readSchema: StructType;
+  /** Set when readSchema names differ from the projection's. */
+  readonly renamed: boolean;
+}
+
+function resolveProjection(fileSchema: arrow.Schema, projection: StructType, mapping?: NameMapping): ResolvedProjection {
+  const fields = fileSchema.fields;
+  const hasIds = fields.some((f) => fieldIdOf(f) !== undefined);
+  const present = new Set<number>();
+  const columns: string[] = [];
+  if (hasIds) {
+    for (const pf of projection.fields) {
+      const col = fields.find((f) => fieldIdOf(f) === pf.id);
+      if (col) {
+        present.add(pf.id);
+        columns.push(col.name);
+      }
+    }
+    return { columns, present, readSchema: projection, renamed: false };
+  }
+  // No ids: the name mapping says which file column holds which field id; without a
+  // mapping, columns resolve by the projection's current names.
+  const readFields: NestedField[] = projection.fields.map((pf) => {
+    const col = mapping
+      ? fields.find((f) => findMapped(mapping, f.name)?.fieldId === pf.id)
+      : fields.find((f) => f.name === pf.name);
+    if (!col) return { ...pf, name: `\u0000missing_${pf.id}` };
+    present.add(pf.id);
+    columns.push(col.name);
+    return { ...pf, name: col.name };
+  });
+  return {
+    columns,
+    present,
+    readSchema: { type: 'struct', fields: readFields },
+    renamed: readFields.some((f, i) => f.name !== projection.fields[i].name),
+  };
+}
+
+function renameRow(r: Row, from: StructType, to: StructType): Row {
+  const out: Row = {};
+  for (let i = 0; i < from.fields.length; i++) out[to.fields[i].name] = r[from.fields[i].name] ?? null;
+  return out;
+}

@@ -1,0 +1,112 @@
+import type { FileIO } from '../io/file-io.js';
+import { normalizePath } from '../io/path.js';
+import type { ApplicableDeletes } from '../iceberg/delete-index.js';
+import { ensureRoaring, PositionDeleteIndex, readDeletionVector } from '../iceberg/deletion-vector.js';
+import type { DataFile } from '../iceberg/manifest.js';
+import { canonicalValueString } from '../iceberg/partition.js';
+import { indexById, MetadataColumns, type Schema } from '../iceberg/schema.js';
+import type { NestedField, StructType } from '../iceberg/types.js';
+import type { Row } from '../iceberg/values.js';
+import { readRows } from './data-reader.js';
+
+/** Equality deletes on one set of field ids: the canonical keys of the deleted rows. */
+interface EqualitySet {
+  readonly fieldIds: readonly number[];
+  readonly keys: Set<string>;
+}
+
+/**
+ * The deletes of one data file, loaded: a position index (from its DV or its
+ * position delete files) and the keys of every applicable equality delete.
+ */
+export class DeleteFilter {
+  private constructor(
+    readonly positions: PositionDeleteIndex | undefined,
+    private readonly equality: readonly EqualitySet[],
+  ) {}
+
+  get isEmpty(): boolean {
+    return (this.positions === undefined || this.positions.cardinality() === 0) && this.equality.length === 0;
+  }
+
+  /** Field ids a reader must project (even if dropped from the schema) to test equality deletes. */
+  get equalityFieldIds(): number[] {
+    return [...new Set(this.equality.flatMap((e) => e.fieldIds))];
+  }
+
+  static async load(
+    io: FileIO,
+    dataFilePath: string,
+    deletes: ApplicableDeletes,
+    schemas: readonly Schema[],
+  ): Promise<DeleteFilter> {
+    let positions: PositionDeleteIndex | undefined;
+    if (deletes.deletionVector) {
+      const f = deletes.deletionVector.file;
+      await ensureRoaring();
+      positions = await readDeletionVector(
+        io, f.filePath, Number(f.contentOffset ?? 0n), Number(f.contentSizeInBytes ?? 0n), f.recordCount,
+      );
+    } else if (deletes.positionDeletes.length > 0) {
+      await ensureRoaring();
+      positions = new PositionDeleteIndex();
+      const target = normalizePath(dataFilePath);
+      for (const d of deletes.positionDeletes) {
+        for await (const batch of readRows(io, d.file, POSITION_DELETE_SCHEMA)) {
+          for (const r of batch.rows) if (normalizePath(r.file_path as string) === target) positions.add(r.pos as bigint);
+        }
+      }
+    }
+    const equality: EqualitySet[] = [];
+    for (const d of deletes.equalityDeletes) {
+      const ids = d.file.equalityIds ?? [];
+      const projection = projectionOf(ids, schemas, d.file);
+      let set = equality.find((e) => sameIds(e.fieldIds, ids));
+      if (!set) equality.push((set = { fieldIds: ids, keys: new Set() }));
+      for await (const batch of readRows(io, d.file, projection)) {
+        for (const r of batch.rows) set.keys.add(equalityKey(projection.fields.map((f) => r[f.name])));
+      }
+    }
+    return new DeleteFilter(positions, equality);
+  }
+
+  /**
+   * True if the row at `pos` is deleted. `valueOf(fieldId)` gives the row's value
+   * for an equality field (null matches null).
+   */
+  isDeleted(pos: number | bigint, valueOf: (fieldId: number) => unknown): boolean {
+    if (this.positions?.has(pos)) return true;
+    for (const e of this.equality) if (e.keys.has(equalityKey(e.fieldIds.map(valueOf)))) return true;
+    return false;
+  }
+}
+
+export const POSITION_DELETE_SCHEMA: StructType = {
+  type: 'struct',
+  fields: [
+    { id: MetadataColumns.FILE_PATH, name: 'file_path', required: true, type: { type: 'string' } },
+    { id: MetadataColumns.POS, name: 'pos', required: true, type: { type: 'long' } },
+  ],
+};
+
+/** Equality fields resolved by id through every schema the table had (dropped columns still apply). */
+export function projectionOf(ids: readonly number[], schemas: readonly Schema[], file: DataFile): StructType {
+  const fields: NestedField[] = ids.map((id) => {
+    for (let i = schemas.length - 1; i >= 0; i--) {
+      const f = indexById(schemas[i]).get(id)?.field;
+      if (f) return { ...f, name: `_eq_${id}`, required: false };
+    }
+    throw new Error(`equality delete file ${file.filePath} names field id ${id}, which no schema of the table has`);
+  });
+  return { type: 'struct', fields };
+}
+
+export function equalityKey(values: readonly unknown[]): string {
+  return canonicalValueString(values);
+}
+
+function sameIds(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+export type { Row };

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The whole test suite from a fresh clone: installs what it needs (npm packages,
+# the Python venv with moto and PyIceberg, the Java interop harness), type-checks,
+# lints, then runs vitest, which starts moto server on loopback for the S3 tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  npm ci --no-audit --no-fund
+fi
+bash scripts/setup-python.sh
+bash scripts/setup-java.sh
+
+echo "== tsc --noEmit"
+npx tsc --noEmit -p .
+echo "== eslint"
+npx eslint .
+echo "== vitest"
+npx vitest run "$@"

@@ -1,0 +1,89 @@
+import { join } from 'node:path';
+import type { StructType } from '../../lib/iceberg/types.js';
+import type { Row } from '../../lib/iceberg/values.js';
+import { LocalFileIO } from '../../lib/io/local.js';
+import { openParquet, readRowGroups, type ReadOptions } from '../../lib/parquet/reader.js';
+import { rowsFromBatch } from '../../lib/parquet/values.js';
+import { tempDir } from '../support/fixtures.js';
+
+export const io = new LocalFileIO();
+
+export function tempPath(name: string): string {
+  return join(tempDir('packice-parquet-'), name);
+}
+
+/** Every primitive type at the top level, plus struct, list and map nesting. */
+export const ALL_TYPES: StructType = {
+  type: 'struct',
+  fields: [
+    { id: 1, name: 'id', required: true, type: { type: 'long' } },
+    { id: 2, name: 'b', required: false, type: { type: 'boolean' } },
+    { id: 3, name: 'i', required: false, type: { type: 'int' } },
+    { id: 4, name: 'f', required: false, type: { type: 'float' } },
+    { id: 5, name: 'd', required: false, type: { type: 'double' } },
+    { id: 6, name: 'dec9', required: false, type: { type: 'decimal', precision: 9, scale: 2 } },
+    { id: 7, name: 'dec18', required: false, type: { type: 'decimal', precision: 18, scale: 6 } },
+    { id: 8, name: 'dec38', required: false, type: { type: 'decimal', precision: 38, scale: 10 } },
+    { id: 9, name: 'date', required: false, type: { type: 'date' } },
+    { id: 10, name: 'time', required: false, type: { type: 'time' } },
+    { id: 11, name: 'ts', required: false, type: { type: 'timestamp' } },
+    { id: 12, name: 'tstz', required: false, type: { type: 'timestamptz' } },
+    { id: 13, name: 'ts_ns', required: false, type: { type: 'timestamp_ns' } },
+    { id: 14, name: 'tstz_ns', required: false, type: { type: 'timestamptz_ns' } },
+    { id: 15, name: 's', required: false, type: { type: 'string' } },
+    { id: 16, name: 'u', required: false, type: { type: 'uuid' } },
+    { id: 17, name: 'fx', required: false, type: { type: 'fixed', length: 3 } },
+    { id: 18, name: 'bin', required: false, type: { type: 'binary' } },
+    {
+      id: 19,
+      name: 'st',
+      required: false,
+      type: {
+        type: 'struct',
+        fields: [
+          { id: 20, name: 'a', required: true, type: { type: 'int' } },
+          { id: 21, name: 'inner', required: false, type: { type: 'struct', fields: [{ id: 22, name: 'z', required: false, type: { type: 'string' } }] } },
+        ],
+      },
+    },
+    { id: 23, name: 'l', required: false, type: { type: 'list', elementId: 24, elementRequired: false, element: { type: 'long' } } },
+    {
+      id: 25,
+      name: 'm',
+      required: false,
+      type: {
+        type: 'map',
+        keyId: 26,
+        key: { type: 'string' },
+        valueId: 27,
+        valueRequired: false,
+        value: { type: 'struct', fields: [{ id: 28, name: 'v', required: false, type: { type: 'double' } }] },
+      },
+    },
+    {
+      id: 29,
+      name: 'll',
+      required: false,
+      type: {
+        type: 'list',
+        elementId: 30,
+        elementRequired: true,
+        element: { type: 'list', elementId: 31, elementRequired: true, element: { type: 'int' } },
+      },
+    },
+  ],
+};
+
+/** Reads a whole file as rows of `schema`. */
+export async function readRows(path: string, schema: StructType, options: ReadOptions = {}): Promise<Row[]> {
+  const file = await openParquet(io, path);
+  try {
+    const rows: Row[] = [];
+    for await (const b of readRowGroups(file, options)) rows.push(...rowsFromBatch(b, schema));
+    return rows;
+  } finally {
+    file.close();
+  }
+}
+
+export const hex = (b: Uint8Array | undefined): string | undefined => (b ? Buffer.from(b).toString('hex') : undefined);

@@ -1,0 +1,108 @@
+/**
+ * Java Iceberg 1.12 as a reference engine: the harness in interop/java, built by
+ * scripts/setup-java.sh into .cache/interop. See Harness.java for the CLI contract.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { type CanonicalRow, parseJsonLines } from './canonical-rows.js';
+import { REPO_ROOT } from './fixtures.js';
+
+const run = promisify(execFile);
+
+const OUT = join(REPO_ROOT, '.cache', 'interop');
+const CLASSPATH_FILE = join(OUT, 'classpath.txt');
+const CDS_ARCHIVE = join(OUT, 'harness.jsa');
+
+/** Must match the flags setup-java.sh recorded the class-data-sharing archive with. */
+const JVM_FLAGS = ['-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Xlog:disable', '-Xlog:all=error:stderr'];
+
+/** The first build resolves ~75 MB from Maven Central and runs a self-test. */
+const SETUP_TIMEOUT_MS = 20 * 60_000;
+const RUN_TIMEOUT_MS = 180_000;
+
+/** Tables the harness writes; each scenario's rows are documented in Scenarios.java. */
+export const JAVA_SCENARIOS = [
+  'v2-position-deletes',
+  'v2-equality-deletes',
+  'v3-deletion-vectors',
+  'v2-mixed',
+  'v2-all-types',
+] as const;
+export type JavaScenario = (typeof JAVA_SCENARIOS)[number];
+
+/** What `Harness info` prints; counts come from Java's `table.newScan().planFiles()`. */
+export interface JavaTableInfo {
+  readonly formatVersion: number;
+  /** Decimal string (snapshot ids exceed 2^53), or null for a table without snapshots. */
+  readonly currentSnapshotId: string | null;
+  /** Live data files. */
+  readonly dataFiles: number;
+  /** Distinct delete files (a DV counts once: Puffin path + offset) that apply to live data files. */
+  readonly deleteFiles: number;
+  readonly positionDeleteFiles: number;
+  readonly equalityDeleteFiles: number;
+  readonly deletionVectors: number;
+}
+
+let setup: Promise<void> | undefined;
+
+/** Builds the harness once per process (scripts/setup-java.sh is idempotent and locked). */
+export function ensureJavaHarness(): Promise<void> {
+  setup ??= (async () => {
+    try {
+      await run('bash', [join(REPO_ROOT, 'scripts', 'setup-java.sh')], {
+        cwd: REPO_ROOT,
+        timeout: SETUP_TIMEOUT_MS,
+        maxBuffer: 64 * 1024 * 1024,
+      });
+    } catch (e) {
+      setup = undefined;
+      throw new Error(`scripts/setup-java.sh failed:\n${failure(e)}`, { cause: e });
+    }
+  })();
+  return setup;
+}
+
+async function harness(args: readonly string[]): Promise<string> {
+  await ensureJavaHarness();
+  const classpath = readFileSync(CLASSPATH_FILE, 'utf8').trim();
+  const cds = existsSync(CDS_ARCHIVE) ? [`-XX:SharedArchiveFile=${CDS_ARCHIVE}`] : [];
+  try {
+    const { stdout } = await run('java', [...JVM_FLAGS, ...cds, '-cp', classpath, 'packice.interop.Harness', ...args], {
+      cwd: REPO_ROOT,
+      timeout: RUN_TIMEOUT_MS,
+      maxBuffer: 512 * 1024 * 1024,
+      encoding: 'utf8',
+    });
+    return stdout;
+  } catch (e) {
+    throw new Error(`Java harness '${args.join(' ')}' failed:\n${failure(e)}`, { cause: e });
+  }
+}
+
+/** Live rows Java reads (all deletes applied), in the canonical encoding, in Java's scan order. */
+export async function javaRead(location: string, snapshotId?: string | bigint): Promise<CanonicalRow[]> {
+  const args = ['read', location];
+  if (snapshotId !== undefined) args.push('--snapshot', String(snapshotId));
+  return parseJsonLines(await harness(args), `Java read ${location}`);
+}
+
+/** Creates a table at a local path (which must not hold a table yet) the way a scenario says. */
+export async function javaWrite(scenario: JavaScenario, location: string): Promise<void> {
+  await harness(['write', scenario, location]);
+}
+
+export async function javaInfo(location: string): Promise<JavaTableInfo> {
+  const [info] = parseJsonLines(await harness(['info', location]), `Java info ${location}`);
+  return info as unknown as JavaTableInfo;
+}
+
+/** Exit code or signal plus the tail of stderr of a failed execFile. */
+export function failure(e: unknown): string {
+  const err = e as { code?: unknown; signal?: unknown; killed?: boolean; stderr?: unknown; message?: string };
+  const how = err.killed ? `killed (${String(err.signal)}), timeout?` : `exit ${String(err.code)}`;
+  const stderr = typeof err.stderr === 'string' ? err.stderr : '';
+  return `${how}\n${(stderr || err.message || '').slice(-8000)}`;
+}
