@@ -653,7 +653,7 @@ export function toAvroValue(type: IcebergType, v: IcebergValue): unknown {
     case 'map': {
       const pairs = v as Array<[IcebergValue, IcebergValue]>;
       if (type.key.type === 'string') {
-        const out: Record<string, unknown> = {};
+        const out = Object.create(null) as Record<string, unknown>;
         for (const [k, val] of pairs) out[k as string] = toAvroValue(type.value, val);
         return out;
       }

@@ -440,18 +440,22 @@ export async function readManifestFile(
   return { header: m.header, entries: m.entries() };
 }
 
-/** Chunk size for streaming a manifest through FileIO range reads. */
+export interface ReadManifestOptions {
+  /** Manifests longer than this are streamed in range reads of this size. @default 8 MiB */
+  readonly chunkSize?: number;
+}
+
 const READ_CHUNK = 8 * 1024 * 1024;
 
-async function* rangeChunks(io: FileIO, path: string, length: number): AsyncGenerator<Uint8Array> {
-  for (let start = 0; start < length; start += READ_CHUNK) {
-    yield await io.readRange(path, start, Math.min(length, start + READ_CHUNK));
+async function* rangeChunks(io: FileIO, path: string, length: number, chunk: number): AsyncGenerator<Uint8Array> {
+  for (let start = 0; start < length; start += chunk) {
+    yield await io.readRange(path, start, Math.min(length, start + chunk));
   }
 }
 
 /**
  * Reads the entries of a manifest listed in a snapshot's manifest list, streaming
- * it in 8 MiB ranges, with inherited metadata applied as Java does
+ * large ones in range reads, with inherited metadata applied as Java does
  * (InheritableMetadataFactory, ManifestReader.idAssigner):
  * - a null snapshot_id takes the manifest's added_snapshot_id, whatever the status;
  * - null sequence numbers take the manifest's sequence_number only for ADDED entries
@@ -467,6 +471,7 @@ export async function* readManifest(
   manifestFile: ManifestFile,
   specsById: ReadonlyMap<number, PartitionSpec>,
   schema: Schema,
+  options: ReadManifestOptions = {},
 ): AsyncGenerator<ManifestEntry> {
   const path = manifestFile.manifestPath;
   const spec = specsById.get(manifestFile.partitionSpecId);
@@ -476,7 +481,8 @@ export async function* readManifest(
     });
   }
   const length = Number(manifestFile.manifestLength);
-  const source = length > READ_CHUNK ? rangeChunks(io, path, length) : await io.read(path);
+  const chunk = options.chunkSize ?? READ_CHUNK;
+  const source = length > chunk ? rangeChunks(io, path, length, chunk) : await io.read(path);
   const m = await openManifest(source, path, { partitionType: partitionType(spec, schema), specId: spec.specId });
 
   const committed = manifestFile.sequenceNumber !== null && manifestFile.sequenceNumber !== undefined;

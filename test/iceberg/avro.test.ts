@@ -237,14 +237,23 @@ describe('values through Avro', () => {
       'bad name': fc.option(fc.string(), { nil: null }),
       tags: fc.option(fc.array(fc.bigInt({ min: INT64_MIN, max: INT64_MAX }), { maxLength: 4 }), { nil: null }),
       m: fc.option(fc.uniqueArray(fc.tuple(fc.integer(), fc.string()), { selector: (t) => t[0], maxLength: 4 }), { nil: null }),
-      sm: fc.option(fc.uniqueArray(fc.tuple(fc.string(), fc.double({ noNaN: true })), { selector: (t) => t[0], maxLength: 4 }), {
-        nil: null,
-      }),
+      // Avro's string-key map is a JS object here: no order, and avsc cannot hold "__proto__".
+      sm: fc.option(
+        fc
+          .uniqueArray(fc.tuple(fc.string().filter((k) => k !== '__proto__'), fc.double({ noNaN: true })), {
+            selector: (t) => t[0],
+            maxLength: 4,
+          })
+          .map((pairs) => pairs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))),
+        { nil: null },
+      ),
     });
     fc.assert(
       fc.property(row, (r) => {
         const value = r as unknown as IcebergValue;
-        const back = fromAvroValue(type, avsc.fromBuffer(avsc.toBuffer(toAvroValue(type, value))));
+        const back = fromAvroValue(type, avsc.fromBuffer(avsc.toBuffer(toAvroValue(type, value)))) as Record<string, unknown>;
+        const sm = back.sm as [string, number][] | null;
+        if (sm) sm.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
         expect(back).toEqual(value);
       }),
       { numRuns: 300 },

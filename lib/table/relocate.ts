@@ -1,0 +1,379 @@
+import { resolve as resolveLocal } from 'node:path';
+import { InvalidFileError } from '../errors.js';
+import type { FileIO } from '../io/file-io.js';
+import { fileIOFor } from '../io/index.js';
+import { baseName, isLocalPath, isS3Path, joinPath, normalizePath } from '../io/path.js';
+import { openAvroContainer, writeAvroContainer, type AvroSchemaObject } from '../iceberg/avro.js';
+import { forEachLimit } from '../iceberg/scan-planning.js';
+import { readPuffinBlob, readPuffinFooter, PuffinWriter } from '../iceberg/puffin.js';
+import { REFERENCED_DATA_FILE } from '../iceberg/deletion-vector.js';
+import { MetadataColumns, type Schema } from '../iceberg/schema.js';
+import { parseTableMetadata, serializeTableMetadata, currentSchema, type TableMetadata } from '../iceberg/table-metadata.js';
+import type { NestedField, StructType } from '../iceberg/types.js';
+import { ParquetWriter } from '../parquet/writer.js';
+import { loadCurrent, metadataVersionOf, VERSION_HINT_FILE } from '../catalog/object-store-catalog.js';
+import { readRows } from './data-reader.js';
+import { POSITION_DELETE_SCHEMA } from './delete-filter.js';
+import { openParquet } from '../parquet/reader.js';
+import { fieldIdOf } from '../parquet/schema.js';
+
+export interface RelocateOptions {
+  readonly s3Endpoint?: string;
+  /** Start from this metadata file (default: the source's current one). */
+  readonly metadataFile?: string;
+  readonly concurrency?: number;
+}
+
+export interface RelocateResult {
+  /** The location recorded in the source metadata. */
+  readonly sourceLocation: string;
+  readonly targetLocation: string;
+  readonly metadataLocation: string;
+  readonly filesCopied: number;
+  readonly filesRewritten: number;
+  readonly bytesWritten: number;
+}
+
+const PATH_PROPERTIES = ['write.data.path', 'write.metadata.path', 'write.object-storage.path', 'write.folder-storage.path'];
+
+/**
+ * Copies a table and rewrites every path inside it from the location its
+ * metadata records to `target`, as Iceberg's rewrite-table-path does: metadata
+ * JSON, manifest lists, manifests, the file_path column of position delete
+ * files, and the referenced-data-file of deletion vectors. `source` is where
+ * the files are now; paths compare after scheme/authority normalisation.
+ */
+export async function relocateTable(source: string, target: string, options: RelocateOptions = {}): Promise<RelocateResult> {
+  const src = absolute(source);
+  const dst = absolute(target);
+  const srcIo = fileIOFor(src, options);
+  const dstIo = fileIOFor(dst, options);
+  const current = options.metadataFile
+    ? { metadataLocation: options.metadataFile, text: new TextDecoder().decode(await srcIo.read(options.metadataFile)) }
+    : await loadCurrent(srcIo, src);
+  const metadata = parseTableMetadata(current.text, current.metadataLocation);
+  const r = new Relocation(srcIo, dstIo, src, dst, metadata.location, options.concurrency ?? 8);
+  const metadataLocation = await r.run(metadata, current.metadataLocation);
+  return {
+    sourceLocation: metadata.location,
+    targetLocation: dst,
+    metadataLocation,
+    filesCopied: r.copied,
+    filesRewritten: r.rewritten,
+    bytesWritten: r.bytes,
+  };
+}
+
+function absolute(location: string): string {
+  if (isS3Path(location) || /^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(location)) return location.replace(/\/+$/, '');
+  return resolveLocal(location);
+}
+
+interface RewrittenFile {
+  readonly size: number;
+  /** Old blob offset → new offset and length (Puffin files). */
+  readonly blobs?: ReadonlyMap<number, { offset: number; length: number }>;
+}
+
+class Relocation {
+  copied = 0;
+  rewritten = 0;
+  bytes = 0;
+  private readonly oldRoot: string;
+  /** Delete files rewritten, by normalised old path. */
+  private readonly rewrittenDeletes = new Map<string, Promise<RewrittenFile>>();
+  private readonly done = new Map<string, Promise<number>>();
+  private schema: Schema | undefined;
+
+  constructor(
+    private readonly srcIo: FileIO,
+    private readonly dstIo: FileIO,
+    private readonly src: string,
+    private readonly dst: string,
+    recordedLocation: string,
+    private readonly concurrency: number,
+  ) {
+    this.oldRoot = normalizePath(recordedLocation).replace(/\/+$/, '');
+  }
+
+  /** The part of a recorded path below the table location; throws for paths outside it. */
+  private relative(path: string): string {
+    const n = normalizePath(path);
+    if (n === this.oldRoot) return '';
+    if (!n.startsWith(`${this.oldRoot}/`)) {
+      throw new InvalidFileError(`path ${path} is outside the table location ${this.oldRoot}; cannot relocate it`, { path });
+    }
+    return n.slice(this.oldRoot.length + 1);
+  }
+
+  newPath(path: string): string {
+    return joinPath(this.dst, this.relative(path));
+  }
+
+  private srcPath(path: string): string {
+    return joinPath(this.src, this.relative(path));
+  }
+
+  private mapPathIfInside(path: string): string {
+    const n = normalizePath(path);
+    return n === this.oldRoot || n.startsWith(`${this.oldRoot}/`) ? this.newPath(path) : path;
+  }
+
+  async run(metadata: TableMetadata, metadataLocation: string): Promise<string> {
+    this.schema = currentSchema(metadata);
+    // Data and delete files first, then manifests, lists, metadata; the hint last, so a
+    // half-done relocation is never a table.
+    const manifestLists = new Set<string>();
+    for (const s of metadata.snapshots) if (s.manifestList) manifestLists.add(s.manifestList);
+    const listSizes = new Map<string, number>();
+    await forEachLimit([...manifestLists], this.concurrency, async (list) => {
+      listSizes.set(normalizePath(list), await this.rewriteManifestList(list, metadata));
+    });
+    for (const s of metadata.statistics ?? []) await this.copy(String(s['statistics-path']));
+    for (const s of metadata.partitionStatistics ?? []) await this.copy(String(s['statistics-path']));
+
+    // Every metadata file of the log that still exists, then the current one.
+    const files = [...metadata.metadataLog.map((e) => e.metadataFile), metadataLocation];
+    const names = renameMetadataFiles(files);
+    let lastName = '';
+    for (let i = 0; i < files.length; i++) {
+      const isCurrent = i === files.length - 1;
+      let m: TableMetadata;
+      if (isCurrent) m = metadata;
+      else {
+        const path = isCurrent ? files[i] : this.srcPath(files[i]);
+        if (!(await this.srcIo.exists(path))) continue;
+        m = parseTableMetadata(new TextDecoder().decode(await this.srcIo.read(path)), path);
+      }
+      const out = this.rewriteMetadata(m, names);
+      lastName = names.get(normalizePath(files[i]))!;
+      await this.put(joinPath(this.dst, 'metadata', lastName), new TextEncoder().encode(serializeTableMetadata(out)));
+      this.rewritten++;
+    }
+    const version = metadataVersionOf(lastName);
+    if (version !== undefined) await this.put(joinPath(this.dst, 'metadata', VERSION_HINT_FILE), new TextEncoder().encode(String(version)));
+    return joinPath(this.dst, 'metadata', lastName);
+  }
+
+  private rewriteMetadata(m: TableMetadata, names: ReadonlyMap<string, string>): TableMetadata {
+    const properties = { ...m.properties };
+    for (const k of PATH_PROPERTIES) if (properties[k] !== undefined) properties[k] = this.mapPathIfInside(properties[k]);
+    const metaName = (p: string): string => joinPath(this.dst, 'metadata', names.get(normalizePath(p)) ?? baseName(p));
+    return {
+      ...m,
+      location: this.dst,
+      properties,
+      snapshots: m.snapshots.map((s) => ({
+        ...s,
+        ...(s.manifestList !== undefined ? { manifestList: this.newPath(s.manifestList) } : {}),
+        ...(s.manifests !== undefined ? { manifests: s.manifests.map((p) => this.newPath(p)) } : {}),
+      })),
+      metadataLog: m.metadataLog.map((e) => ({ ...e, metadataFile: metaName(e.metadataFile) })),
+      ...(m.statistics
+        ? { statistics: m.statistics.map((s) => ({ ...s, 'statistics-path': this.newPath(String(s['statistics-path'])) })) }
+        : {}),
+      ...(m.partitionStatistics
+        ? {
+            partitionStatistics: m.partitionStatistics.map((s) => ({
+              ...s,
+              'statistics-path': this.newPath(String(s['statistics-path'])),
+            })),
+          }
+        : {}),
+    };
+  }
+
+  private async put(path: string, bytes: Uint8Array): Promise<void> {
+    await this.dstIo.write(path, bytes);
+    this.bytes += bytes.length;
+  }
+
+  /** Copies a file byte for byte, once. */
+  private copy(path: string): Promise<number> {
+    const key = normalizePath(path);
+    let p = this.done.get(key);
+    if (!p) {
+      p = (async () => {
+        const bytes = await this.srcIo.read(this.srcPath(path));
+        await this.put(this.newPath(path), bytes);
+        this.copied++;
+        return bytes.length;
+      })();
+      this.done.set(key, p);
+    }
+    return p;
+  }
+
+  private async rewriteManifestList(path: string, metadata: TableMetadata): Promise<number> {
+    const reader = await openAvroContainer<Record<string, unknown>>(await this.srcIo.read(this.srcPath(path)), path);
+    const records: Record<string, unknown>[] = [];
+    for await (const rec of reader) records.push(rec);
+    await forEachLimit(records, this.concurrency, async (rec) => {
+      const manifest = String(rec.manifest_path);
+      rec.manifest_length = BigInt(await this.rewriteManifest(manifest, metadata));
+      rec.manifest_path = this.newPath(manifest);
+    });
+    const bytes = rewriteContainer(reader.header.schema as AvroSchemaObject, reader.header.meta, reader.header.codec, records);
+    await this.put(this.newPath(path), bytes);
+    this.rewritten++;
+    return bytes.length;
+  }
+
+  private readonly manifests = new Map<string, Promise<number>>();
+
+  private rewriteManifest(path: string, metadata: TableMetadata): Promise<number> {
+    const key = normalizePath(path);
+    let p = this.manifests.get(key);
+    if (!p) {
+      p = this.doRewriteManifest(path, metadata);
+      this.manifests.set(key, p);
+    }
+    return p;
+  }
+
+  private async doRewriteManifest(path: string, metadata: TableMetadata): Promise<number> {
+    const reader = await openAvroContainer<Record<string, unknown>>(await this.srcIo.read(this.srcPath(path)), path);
+    const records: Record<string, unknown>[] = [];
+    for await (const rec of reader) records.push(rec);
+    await forEachLimit(records, this.concurrency, async (entry) => {
+      const file = entry.data_file as Record<string, unknown>;
+      const filePath = String(file.file_path);
+      const content = Number(file.content ?? 0);
+      const format = String(file.file_format).toUpperCase();
+      if (content === 0 || content === 2) {
+        await this.copy(filePath);
+      } else if (format === 'PUFFIN') {
+        const out = await this.rewriteDeleteFile(filePath, () => this.rewritePuffin(filePath));
+        file.file_size_in_bytes = BigInt(out.size);
+        const moved = out.blobs?.get(Number(file.content_offset));
+        if (moved) {
+          file.content_offset = BigInt(moved.offset);
+          file.content_size_in_bytes = BigInt(moved.length);
+        }
+      } else {
+        const out = await this.rewriteDeleteFile(filePath, () => this.rewritePositionDeletes(filePath, Number(file.file_size_in_bytes), metadata));
+        file.file_size_in_bytes = BigInt(out.size);
+        file.split_offsets = null;
+        rewriteFilePathBounds(file, (p) => this.mapPathIfInside(p));
+      }
+      if (typeof file.referenced_data_file === 'string') file.referenced_data_file = this.newPath(file.referenced_data_file);
+      file.file_path = this.newPath(filePath);
+    });
+    const bytes = rewriteContainer(reader.header.schema as AvroSchemaObject, reader.header.meta, reader.header.codec, records);
+    await this.put(this.newPath(path), bytes);
+    this.rewritten++;
+    return bytes.length;
+  }
+
+  private rewriteDeleteFile(path: string, fn: () => Promise<RewrittenFile>): Promise<RewrittenFile> {
+    const key = normalizePath(path);
+    let p = this.rewrittenDeletes.get(key);
+    if (!p) {
+      p = fn().then((r) => {
+        this.rewritten++;
+        this.bytes += r.size;
+        return r;
+      });
+      this.rewrittenDeletes.set(key, p);
+    }
+    return p;
+  }
+
+  private async rewritePuffin(path: string): Promise<RewrittenFile> {
+    const from = this.srcPath(path);
+    const footer = await readPuffinFooter(this.srcIo, from);
+    const writer = new PuffinWriter(this.dstIo, this.newPath(path), { properties: footer.properties });
+    const blobs = new Map<number, { offset: number; length: number }>();
+    for (const b of footer.blobs) {
+      const data = await readPuffinBlob(this.srcIo, from, b);
+      const properties = { ...b.properties };
+      if (properties[REFERENCED_DATA_FILE] !== undefined) properties[REFERENCED_DATA_FILE] = this.newPath(properties[REFERENCED_DATA_FILE]);
+      if (b.compressionCodec !== undefined) {
+        throw new InvalidFileError(`compressed Puffin blobs (${b.compressionCodec}) cannot be relocated yet`, { path });
+      }
+      const written = writer.add({ type: b.type, fields: b.fields, snapshotId: b.snapshotId, sequenceNumber: b.sequenceNumber, data, properties });
+      blobs.set(b.offset, { offset: written.offset, length: written.length });
+    }
+    const result = await writer.finish();
+    return { size: result.fileSize, blobs };
+  }
+
+  private async rewritePositionDeletes(path: string, size: number, metadata: TableMetadata): Promise<RewrittenFile> {
+    const from = this.srcPath(path);
+    const schema = await positionDeleteSchemaOf(this.srcIo, from, metadata);
+    const writer = ParquetWriter.open(this.dstIo, this.newPath(path), schema, {
+      compression: 'zstd',
+    });
+    try {
+      for await (const batch of readRows(this.srcIo, { filePath: from, fileFormat: 'PARQUET', fileSizeInBytes: BigInt(size) }, schema)) {
+        for (const row of batch.rows) row.file_path = this.mapPathIfInside(String(row.file_path));
+        await writer.writeRows(batch.rows);
+      }
+      const written = await writer.close();
+      return { size: written.fileSizeInBytes };
+    } catch (e) {
+      await writer.abort();
+      throw e;
+    }
+  }
+}
+
+/** file_path, pos, and the optional `row` column when the file has one (typed by the current schema). */
+async function positionDeleteSchemaOf(io: FileIO, path: string, metadata: TableMetadata): Promise<StructType> {
+  const reader = await openParquet(io, path);
+  try {
+    const hasRow = reader.arrowSchema.fields.some((f) => fieldIdOf(f) === MetadataColumns.ROW);
+    if (!hasRow) return POSITION_DELETE_SCHEMA;
+    const row: NestedField = {
+      id: MetadataColumns.ROW,
+      name: 'row',
+      required: false,
+      type: { type: 'struct', fields: currentSchema(metadata).fields.map((f) => ({ ...f, required: false })) },
+    };
+    return { type: 'struct', fields: [...POSITION_DELETE_SCHEMA.fields, row] };
+  } finally {
+    reader.close();
+  }
+}
+
+/** Bounds of the file_path column of a position delete file hold paths too. */
+function rewriteFilePathBounds(file: Record<string, unknown>, map: (p: string) => string): void {
+  for (const key of ['lower_bounds', 'upper_bounds']) {
+    const bounds = file[key];
+    if (!(bounds instanceof Map)) continue;
+    const old = bounds.get(MetadataColumns.FILE_PATH) as Uint8Array | undefined;
+    if (old !== undefined) bounds.set(MetadataColumns.FILE_PATH, new TextEncoder().encode(map(new TextDecoder().decode(old))));
+  }
+}
+
+/** Decoded values in the shape the encoder takes: maps as {key, value} arrays, bytes as Buffers. */
+function writable(v: unknown): unknown {
+  if (v instanceof Map) return [...v].map(([key, value]) => ({ key: writable(key), value: writable(value) }));
+  if (v instanceof Uint8Array) return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+  if (Array.isArray(v)) return v.map(writable);
+  if (v !== null && typeof v === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) out[k] = writable(x);
+    return out;
+  }
+  return v;
+}
+
+/** Re-encodes container records with the same schema and key-value metadata. */
+function rewriteContainer(
+  schema: AvroSchemaObject,
+  meta: ReadonlyMap<string, Uint8Array>,
+  codec: string,
+  records: readonly Record<string, unknown>[],
+): Uint8Array {
+  const extra = [...meta].filter(([k]) => k !== 'avro.schema' && k !== 'avro.codec');
+  return writeAvroContainer(schema, records.map(writable), { meta: extra, codec: codec === 'null' ? 'null' : 'deflate' });
+}
+
+/** Keeps v<N>.metadata.json names; renames other schemes to v1..vK in log order. */
+function renameMetadataFiles(files: readonly string[]): Map<string, string> {
+  const keep = files.every((f) => metadataVersionOf(baseName(f)) !== undefined);
+  return new Map(files.map((f, i) => [normalizePath(f), keep ? baseName(f) : `v${i + 1}.metadata.json`]));
+}
+
+export { isLocalPath };
