@@ -4,7 +4,7 @@
  * back N times with readManifest (inheritance applied) and prints the median rate and
  * the peak RSS.
  *
- *   npx tsx bench/manifest-read.ts [entries] [runs]
+ *   npx tsx bench/manifest-read.ts [entries] [runs] [deflate level, default 9 as Java]
  */
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,6 +18,7 @@ import { schemaFromJson } from '../lib/iceberg/schema.js';
 
 const ENTRIES = Number(process.argv[2] ?? 100_000);
 const RUNS = Number(process.argv[3] ?? 5);
+const LEVEL = process.argv[4] === undefined ? undefined : Number(process.argv[4]);
 
 const schema = schemaFromJson({
   type: 'struct',
@@ -95,7 +96,9 @@ async function main(): Promise<void> {
   try {
     const snapshotId = 6_917_529_027_641_081_857n; // > 2^53
     const t0 = performance.now();
-    const writer = new ManifestWriter(io, path, { formatVersion: 3, spec, schema, snapshotId });
+    const writer = new ManifestWriter(io, path, {
+      formatVersion: 3, spec, schema, snapshotId, ...(LEVEL !== undefined ? { deflateLevel: LEVEL } : {}),
+    });
     for (let i = 0; i < ENTRIES; i++) writer.add(dataFile(i));
     const written = await writer.close();
     const writeMs = performance.now() - t0;
@@ -119,7 +122,7 @@ async function main(): Promise<void> {
     rates.sort((a, b) => a - b);
     const median = rates[Math.floor(rates.length / 2)];
     const size = statSync(path).size;
-    console.log(`manifest: ${ENTRIES} entries, ${(size / 1024 / 1024).toFixed(1)} MiB (deflate), written in ${(writeMs / 1000).toFixed(2)} s (${Math.round(ENTRIES / (writeMs / 1000))} entries/s)`);
+    console.log(`manifest: ${ENTRIES} entries, ${(size / 1024 / 1024).toFixed(1)} MiB (deflate ${LEVEL ?? 9}), written in ${(writeMs / 1000).toFixed(2)} s (${Math.round(ENTRIES / (writeMs / 1000))} entries/s)`);
     console.log(`read x${RUNS}: median ${Math.round(median)} entries/s (min ${Math.round(rates[0])}, max ${Math.round(rates[rates.length - 1])})`);
     console.log(`peak RSS: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`);
   } finally {

@@ -524,8 +524,26 @@ export interface ManifestWriterOptions {
   /** v3 data manifests: a first_row_id already assigned (normally left to the manifest list). */
   readonly firstRowId?: bigint | null;
   readonly keyMetadata?: Uint8Array | null;
+  /** Deflate level. @default 9, Iceberg's default for Avro ("gzip"); 6 writes several times faster. */
+  readonly deflateLevel?: number;
   /** For tests: a fixed Avro sync marker. */
   readonly syncMarker?: Uint8Array;
+}
+
+/**
+ * Java's PartitionSummary orders with Comparators.forType: for uuid that is
+ * java.util.UUID.compareTo, which compares both 64-bit halves as signed longs (unlike
+ * bounds.ts's unsigned order). Java readers prune with the same order, so follow it.
+ */
+function summaryCompare(type: PrimitiveType, a: IcebergValue, b: IcebergValue): number {
+  if (type.type !== 'uuid') return compareValues(type, a, b);
+  const half = (u: string, i: number): bigint => BigInt.asIntN(64, BigInt(`0x${u.replace(/-/g, '').slice(i * 16, i * 16 + 16)}`));
+  for (let i = 0; i < 2; i++) {
+    const x = half(a as string, i);
+    const y = half(b as string, i);
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  return 0;
 }
 
 class PartitionFieldStats {
@@ -545,8 +563,8 @@ class PartitionFieldStats {
       this.min = v;
       this.max = v;
     } else {
-      if (compareValues(this.type, v, this.min) < 0) this.min = v;
-      if (compareValues(this.type, this.max, v) < 0) this.max = v;
+      if (summaryCompare(this.type, v, this.min) < 0) this.min = v;
+      if (summaryCompare(this.type, this.max, v) < 0) this.max = v;
     }
   }
 
@@ -626,6 +644,7 @@ export class ManifestWriter {
     meta.push(['iceberg.schema', JSON.stringify(schemaToJson({ ...entryType, schemaId: 0, identifierFieldIds: [] }))]);
     this.writer = new AvroContainerWriter<AvroRecord>(icebergToAvroSchema(entryType, 'manifest_entry'), {
       meta,
+      ...(options.deflateLevel !== undefined ? { deflateLevel: options.deflateLevel } : {}),
       ...(options.syncMarker ? { syncMarker: options.syncMarker } : {}),
     });
   }

@@ -15,8 +15,11 @@ import type { TableRequirement, TableUpdate } from './table-update.js';
 export interface SnapshotChanges {
   readonly addedDataFiles?: readonly DataFile[];
   readonly addedDeleteFiles?: readonly DataFile[];
-  /** Data or delete files (by path) to remove; each must be live in the parent snapshot. */
-  readonly removedFiles?: readonly string[];
+  /**
+   * Files to remove; each must be live in the parent snapshot. A path removes every
+   * entry of that file; a DataFile of a deletion vector removes just that vector.
+   */
+  readonly removedFiles?: readonly (string | DataFile)[];
   /** Explicit data sequence number for the added files (compaction: the starting snapshot's). */
   readonly dataSequenceNumber?: bigint;
   /** Defaults from the changes: append, delete, overwrite. */
@@ -68,7 +71,14 @@ export async function produceSnapshot(io: FileIO, base: TableMetadata, changes: 
   const written: string[] = [];
   const addedData = changes.addedDataFiles ?? [];
   const addedDeletes = changes.addedDeleteFiles ?? [];
-  const toRemove = new Map((changes.removedFiles ?? []).map((p) => [normalizePath(p), p]));
+  const toRemove = new Map((changes.removedFiles ?? []).map((f) => (typeof f === 'string' ? [normalizePath(f), f] : [removalKey(f), f.filePath])));
+  const matches = (f: DataFile): string | undefined => {
+    const byPath = normalizePath(f.filePath);
+    if (toRemove.has(byPath)) return byPath;
+    const exact = removalKey(f);
+    return toRemove.has(exact) ? exact : undefined;
+  };
+  const found = new Set<string>();
   const removed: ManifestEntry[] = [];
   let manifestCount = 0;
   const nextManifestPath = (): string => metadataPath(base, `${commitUuid}-m${manifestCount++}.avro`);
@@ -110,15 +120,15 @@ export async function produceSnapshot(io: FileIO, base: TableMetadata, changes: 
       for await (const e of readManifest(io, manifest, specs, schema)) {
         if (e.status === 2) continue;
         entries.push(e);
-        if (toRemove.has(normalizePath(e.dataFile.filePath))) hits++;
+        if (matches(e.dataFile) !== undefined) hits++;
       }
       if (hits === 0) {
         carried.push(manifest);
         continue;
       }
-      const live = entries.filter((e) => !toRemove.has(normalizePath(e.dataFile.filePath)));
-      const gone = entries.filter((e) => toRemove.has(normalizePath(e.dataFile.filePath)));
-      for (const e of gone) toRemove.delete(normalizePath(e.dataFile.filePath));
+      const live = entries.filter((e) => matches(e.dataFile) === undefined);
+      const gone = entries.filter((e) => matches(e.dataFile) !== undefined);
+      for (const e of gone) found.add(matches(e.dataFile)!);
       removed.push(...gone);
       const path = nextManifestPath();
       const writer = new ManifestWriter(io, path, {
@@ -130,8 +140,9 @@ export async function produceSnapshot(io: FileIO, base: TableMetadata, changes: 
       written.push(path);
     }
   }
-  if (toRemove.size > 0) {
-    throw new ValidationError(`Missing required files to delete: ${[...toRemove.values()].join(', ')}`, { path: base.location });
+  const missing = [...toRemove].filter(([k]) => !found.has(k)).map(([, p]) => p);
+  if (missing.length > 0) {
+    throw new ValidationError(`Missing required files to delete: ${missing.join(', ')}`, { path: base.location });
   }
 
   const manifestListPath = metadataPath(base, `snap-${snapshotId}-1-${commitUuid}.avro`);
@@ -236,4 +247,10 @@ function summarize(
   total('total-position-deletes', ['added-position-deletes'], ['removed-position-deletes']);
   total('total-equality-deletes', ['added-equality-deletes'], ['removed-equality-deletes']);
   return { ...out, ...extra };
+}
+
+/** Identifies one deletion vector inside a shared Puffin file; other files by path. */
+function removalKey(f: DataFile): string {
+  const path = normalizePath(f.filePath);
+  return f.fileFormat === 'PUFFIN' && f.contentOffset != null ? `${path}#${f.contentOffset}` : path;
 }

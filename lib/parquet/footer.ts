@@ -260,6 +260,8 @@ export interface FooterRead {
   /** The bytes read from the end of the file (at least the footer, its length and the magic). */
   readonly tail: Uint8Array;
   readonly tailStart: number;
+  /** The Thrift FileMetaData bytes. */
+  readonly footerBytes: Uint8Array;
 }
 
 function decodeOrThrow(path: string, bytes: Uint8Array): ParquetFooter {
@@ -293,8 +295,27 @@ export async function readFooter(file: InputFile): Promise<FooterRead> {
   if (!isMagic(head4, 0)) {
     throw new InvalidFileError('not a Parquet file: the first 4 bytes are not the magic "PAR1"', { path: file.path });
   }
-  const footer = decodeOrThrow(file.path, tail.subarray(start - realStart, start - realStart + length));
-  return { footer, fileLength, tail, tailStart: realStart };
+  const footerBytes = tail.subarray(start - realStart, start - realStart + length);
+  const footer = decodeOrThrow(file.path, footerBytes);
+  checkColumnChunks(file.path, footer, start);
+  return { footer, fileLength, tail, tailStart: realStart, footerBytes };
+}
+
+/** Every column chunk must lie between the leading magic and the footer. */
+function checkColumnChunks(path: string, footer: ParquetFooter, footerStart: number): void {
+  footer.rowGroups.forEach((rg, g) => {
+    for (const c of rg.columns) {
+      const dict = c.dictionaryPageOffset;
+      const start = dict !== undefined && dict > 0 && dict < c.dataPageOffset ? dict : c.dataPageOffset;
+      if (start < 4 || start + c.totalCompressedSize > footerStart) {
+        throw new InvalidFileError(
+          `invalid Parquet footer: column ${c.path.join('.')} of row group ${g} spans bytes ` +
+            `[${start}, ${start + c.totalCompressedSize}) outside the data region [4, ${footerStart})`,
+          { path },
+        );
+      }
+    }
+  });
 }
 
 /** Footer of a whole file held in memory. */

@@ -1,17 +1,21 @@
 /**
  * Reading Parquet row groups as Arrow record batches from any FileIO, by range.
  *
- * The footer is read and checked here first (magic at both ends, footer length, Thrift), so
- * a cut-short or foreign file fails with an InvalidFileError naming it. parquet-wasm then
- * reads through a Blob look-alike whose `slice(start, end).arrayBuffer()` becomes an
- * InputFile range read; the tail already fetched for the footer is served from memory.
+ * The footer is read and checked here first (magic at both ends, footer length, Thrift,
+ * column chunks inside the data region), so a cut-short or foreign file fails with an
+ * InvalidFileError naming it. Each row group's column chunks are then fetched with one
+ * coalesced range read and decoded by parquet-wasm's synchronous `readParquet` from a
+ * rebuilt one-row-group file (row-group-file.ts): its async reader kills the process with
+ * a wasm panic when a range read fails, and never settles on corrupt pages.
  */
 import * as arrow from 'apache-arrow';
 import * as pw from 'parquet-wasm';
-import { InvalidFileError, PackiceError } from '../errors.js';
+import { InvalidFileError } from '../errors.js';
 import type { FileIO, InputFile } from '../io/file-io.js';
 import { readFooter, rowGroupStart, type ParquetFooter } from './footer.js';
+import { planRowGroup, schemaOnlyFile } from './row-group-file.js';
 import { fieldIdsOf, type ArrowFieldIds } from './schema.js';
+import { readTypedStruct, type TypedField } from './thrift.js';
 
 export interface RowGroupInfo {
   readonly index: number;
@@ -34,67 +38,24 @@ export interface ParquetFileReader {
   /** The file's schema as Arrow sees it, with `PARQUET:field_id` metadata where the file has ids. */
   readonly arrowSchema: arrow.Schema;
   readonly fieldIds: ArrowFieldIds;
-  /** Releases the wasm-side handle; the reader is unusable afterwards. */
+  /** Kept for symmetry with other readers; nothing is held on the wasm side between reads. */
   close(): void;
 }
 
 export interface ReadOptions {
-  /** Row-group indexes to read, in file order (default: all). */
+  /** Row-group indexes to read, in this order (default: all, in file order). */
   readonly rowGroups?: readonly number[];
-  /** Top-level column names to read (default: all). */
+  /** Top-level column names to read, kept in file order (default: all). Only their bytes are fetched. */
   readonly columns?: readonly string[];
-  /** Rows per batch (default 64k; parquet-wasm's own default of 1024 is slow). */
+  /** Rows per batch (default 64k). */
   readonly batchSize?: number;
 }
 
 const DEFAULT_BATCH_SIZE = 65_536;
 
-interface Internal {
-  readonly wasm: pw.ParquetFile;
-  readonly source: RangeBlob;
-}
-const internals = new WeakMap<ParquetFileReader, Internal>();
+const typedFooters = new WeakMap<ParquetFileReader, readonly TypedField[]>();
 
-/** What parquet-wasm calls on a Blob: `size` and `slice(start, end).arrayBuffer()`. */
-class RangeBlob {
-  /** The first storage error, rethrown as is instead of a generic "corrupt file". */
-  ioError: unknown;
-
-  constructor(
-    private readonly input: InputFile,
-    readonly size: number,
-    private readonly tail: Uint8Array,
-    private readonly tailStart: number,
-  ) {}
-
-  slice(start: number, end: number): { arrayBuffer(): Promise<ArrayBuffer> } {
-    const s = Math.max(0, Math.min(this.size, Math.floor(start)));
-    const e = Math.max(s, Math.min(this.size, Math.floor(end)));
-    return {
-      arrayBuffer: async () => {
-        let bytes: Uint8Array;
-        if (s >= this.tailStart) {
-          bytes = this.tail.slice(s - this.tailStart, e - this.tailStart);
-        } else {
-          try {
-            bytes = await this.input.read(s, e);
-          } catch (err) {
-            this.ioError ??= err;
-            throw err;
-          }
-        }
-        return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
-          ? (bytes.buffer as ArrayBuffer)
-          : (bytes.slice().buffer as ArrayBuffer);
-      },
-    };
-  }
-}
-
-function wasmFailure(path: string, source: RangeBlob, err: unknown, what: string): Error {
-  if (source.ioError instanceof PackiceError) return source.ioError;
-  if (source.ioError !== undefined) return new InvalidFileError(`${what}: ${String(source.ioError)}`, { path, cause: source.ioError });
-  if (err instanceof PackiceError) return err;
+function wasmError(path: string, err: unknown, what: string): InvalidFileError {
   const message = err instanceof Error ? err.message : String(err);
   return new InvalidFileError(`${what}: ${message}`, { path, cause: err });
 }
@@ -104,16 +65,14 @@ export async function openParquet(file: InputFile): Promise<ParquetFileReader>;
 export async function openParquet(io: FileIO, path: string, knownLength?: number): Promise<ParquetFileReader>;
 export async function openParquet(a: InputFile | FileIO, path?: string, knownLength?: number): Promise<ParquetFileReader> {
   const input: InputFile = path === undefined ? (a as InputFile) : (a as FileIO).newInputFile(path, knownLength);
-  const { footer, fileLength, tail, tailStart } = await readFooter(input);
-  const source = new RangeBlob(input, fileLength, tail, tailStart);
-
-  let wasm: pw.ParquetFile;
+  const { footer, fileLength, footerBytes } = await readFooter(input);
+  let typed: TypedField[];
   let schema: arrow.Schema;
   try {
-    wasm = await pw.ParquetFile.fromFile(source as unknown as Blob);
-    schema = arrow.tableFromIPC(wasm.schema().intoIPCStream()).schema;
+    typed = readTypedStruct(footerBytes);
+    schema = arrow.tableFromIPC(pw.readSchema(schemaOnlyFile(typed)).intoIPCStream()).schema;
   } catch (err) {
-    throw wasmFailure(input.path, source, err, 'cannot read Parquet metadata');
+    throw wasmError(input.path, err, 'cannot read the Parquet schema');
   }
 
   let first = 0;
@@ -123,7 +82,7 @@ export async function openParquet(a: InputFile | FileIO, path?: string, knownLen
       numRows: rg.numRows,
       firstRowIndex: first,
       startOffset: rowGroupStart(rg),
-      compressedSize: rg.totalCompressedSize ?? rg.columns.reduce((s, c) => s + c.totalCompressedSize, 0),
+      compressedSize: rg.columns.reduce((s, c) => s + c.totalCompressedSize, 0),
       uncompressedSize: rg.totalByteSize,
     };
     first += rg.numRows;
@@ -145,63 +104,70 @@ export async function openParquet(a: InputFile | FileIO, path?: string, knownLen
     arrowSchema: schema,
     fieldIds: fieldIdsOf(schema),
     close() {
-      const i = internals.get(reader);
-      if (i) {
-        internals.delete(reader);
-        i.wasm.free();
-      }
+      typedFooters.delete(reader);
     },
   };
-  internals.set(reader, { wasm, source });
+  typedFooters.set(reader, typed);
   return reader;
 }
 
-/** Streams the chosen row groups as Arrow record batches, in file order. */
-export async function* readRowGroups(file: ParquetFileReader, options: ReadOptions = {}): AsyncIterable<arrow.RecordBatch> {
-  const internal = internals.get(file);
-  if (!internal) throw new Error(`${file.path}: the Parquet reader is closed`);
-  const groups = options.rowGroups;
-  if (groups) {
-    for (const g of groups) {
-      if (!Number.isInteger(g) || g < 0 || g >= file.rowGroups.length) {
-        throw new RangeError(`${file.path}: no row group ${g} (the file has ${file.rowGroups.length})`);
-      }
+/** Decodes one row group (its kept columns) in wasm, synchronously, and yields its batches one at a time. */
+async function* decodeRowGroup(
+  file: ParquetFileReader,
+  typed: readonly TypedField[],
+  index: number,
+  columns: readonly string[] | undefined,
+  batchSize: number,
+): AsyncIterable<arrow.RecordBatch> {
+  const plan = planRowGroup(typed, index, columns);
+  const fetched = await Promise.all(plan.reads.map(([s, e]) => file.input.read(s, e)));
+  fetched.forEach((b, k) => {
+    const [s, e] = plan.reads[k];
+    if (b.length !== e - s) {
+      throw new InvalidFileError(`short read of row group ${index}: asked for bytes [${s}, ${e}), got ${b.length}`, {
+        path: file.path,
+      });
     }
-    if (groups.length === 0) return;
-  }
-  if (file.rowGroups.length === 0) return;
-  if (options.columns) {
-    const names = new Set(file.arrowSchema.fields.map((f) => f.name));
-    const unknown = options.columns.filter((c) => !names.has(c));
-    if (unknown.length > 0) throw new RangeError(`${file.path}: no column ${unknown.map((c) => JSON.stringify(c)).join(', ')}`);
-  }
-
-  const { wasm, source } = internal;
-  let reader: ReadableStreamDefaultReader<pw.RecordBatch>;
+  });
+  let table: pw.Table;
   try {
-    const stream = await wasm.stream({
-      batchSize: options.batchSize ?? DEFAULT_BATCH_SIZE,
-      ...(groups ? { rowGroups: [...groups] } : {}),
-      ...(options.columns ? { columns: [...options.columns] } : {}),
-    });
-    reader = (stream as ReadableStream<pw.RecordBatch>).getReader();
+    table = pw.readParquet(plan.build(fetched), { batchSize });
   } catch (err) {
-    throw wasmFailure(file.path, source, err, 'cannot read Parquet data');
+    throw wasmError(file.path, err, `cannot read row group ${index}`);
   }
   try {
-    for (;;) {
-      let next: Awaited<ReturnType<typeof reader.read>>;
-      try {
-        next = await reader.read();
-      } catch (err) {
-        throw wasmFailure(file.path, source, err, 'cannot read Parquet data');
-      }
-      if (next.done) return;
-      const table = arrow.tableFromIPC(next.value.intoIPCStream());
-      for (const batch of table.batches) if (batch.numRows > 0) yield batch;
+    for (let i = 0; i < table.numBatches; i++) {
+      const b = table.recordBatch(i);
+      if (!b) continue;
+      // Converted one at a time: only one batch is copied out of wasm memory at once.
+      for (const batch of arrow.tableFromIPC(b.intoIPCStream()).batches) if (batch.numRows > 0) yield batch;
     }
   } finally {
-    reader.cancel().catch(() => undefined);
+    table.free();
+  }
+}
+
+/** Streams the chosen row groups as Arrow record batches. */
+export async function* readRowGroups(file: ParquetFileReader, options: ReadOptions = {}): AsyncIterable<arrow.RecordBatch> {
+  const typed = typedFooters.get(file);
+  if (!typed) throw new Error(`${file.path}: the Parquet reader is closed`);
+  const groups = options.rowGroups ?? file.rowGroups.map((g) => g.index);
+  for (const g of groups) {
+    if (!Number.isInteger(g) || g < 0 || g >= file.rowGroups.length) {
+      throw new RangeError(`${file.path}: no row group ${g} (the file has ${file.rowGroups.length})`);
+    }
+  }
+  const columns = options.columns;
+  if (columns) {
+    const names = new Set(file.arrowSchema.fields.map((f) => f.name));
+    const unknown = columns.filter((c) => !names.has(c));
+    if (unknown.length > 0) throw new RangeError(`${file.path}: no column ${unknown.map((c) => JSON.stringify(c)).join(', ')}`);
+    if (columns.length === 0) throw new RangeError(`${file.path}: no columns asked for`);
+  }
+  const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
+  for (const g of groups) {
+    if (file.rowGroups[g].numRows === 0) continue;
+    yield* decodeRowGroup(file, typed, g, columns, batchSize);
   }
 }
 

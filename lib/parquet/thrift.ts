@@ -188,3 +188,178 @@ export class ThriftReader {
 export function readThriftStruct(bytes: Uint8Array, offset = 0): ThriftStruct {
   return new ThriftReader(bytes, offset).struct();
 }
+
+// ---------------------------------------------------------------------------------------------
+// Typed form: keeps every field's wire type and order, so a decoded struct can be edited
+// and written back (the reader rewrites footers to decode one row group at a time).
+
+export type TypedValue = boolean | number | bigint | Uint8Array | TypedList | TypedMap | TypedField[];
+export interface TypedField {
+  readonly id: number;
+  readonly type: number;
+  readonly value: TypedValue;
+}
+export interface TypedList {
+  readonly kind: 'list';
+  readonly elementType: number;
+  readonly items: TypedValue[];
+}
+export interface TypedMap {
+  readonly kind: 'map';
+  readonly keyType: number;
+  readonly valueType: number;
+  readonly entries: Array<[TypedValue, TypedValue]>;
+}
+
+export class TypedThriftReader extends ThriftReader {
+  typedStruct(depth = 0): TypedField[] {
+    if (depth > MAX_DEPTH) throw new RangeError('thrift: nesting too deep');
+    const out: TypedField[] = [];
+    let lastId = 0;
+    for (;;) {
+      const h = this.fieldHeader(lastId);
+      if (!h) return out;
+      lastId = h.id;
+      const type = h.type === T.False ? T.True : h.type;
+      out.push({ id: h.id, type, value: h.type === T.True ? true : h.type === T.False ? false : this.typedValue(h.type, depth) });
+    }
+  }
+
+  private typedValue(type: number, depth: number): TypedValue {
+    switch (type) {
+      case T.Struct:
+        return this.typedStruct(depth + 1);
+      case T.List:
+      case T.Set: {
+        const { size, elementType } = this.listHeader();
+        const items: TypedValue[] = [];
+        for (let i = 0; i < size; i++) {
+          if (elementType === T.True || elementType === T.False) items.push(this.read(T.Byte) === 1);
+          else items.push(elementType === T.Struct ? this.typedStruct(depth + 1) : this.typedValue(elementType, depth + 1));
+        }
+        return { kind: 'list', elementType, items };
+      }
+      case T.Map: {
+        const m = this.read(T.Map) as ThriftMap;
+        // Maps do not occur in Parquet footers; keep them only shallowly typed.
+        return { kind: 'map', keyType: T.Binary, valueType: T.Binary, entries: [...m.entries()] as Array<[TypedValue, TypedValue]> };
+      }
+      default:
+        return this.read(type) as TypedValue;
+    }
+  }
+}
+
+export function readTypedStruct(bytes: Uint8Array): TypedField[] {
+  return new TypedThriftReader(bytes).typedStruct();
+}
+
+class ThriftWriter {
+  private buf = new Uint8Array(1024);
+  private pos = 0;
+
+  private ensure(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    const next = new Uint8Array(Math.max(this.buf.length * 2, this.pos + n));
+    next.set(this.buf.subarray(0, this.pos));
+    this.buf = next;
+  }
+
+  byte(b: number): void {
+    this.ensure(1);
+    this.buf[this.pos++] = b & 0xff;
+  }
+
+  varint(v: number | bigint): void {
+    let x = BigInt(v);
+    if (x < 0n) throw new RangeError('thrift: negative varint');
+    do {
+      const b = Number(x & 0x7fn);
+      x >>= 7n;
+      this.byte(x > 0n ? b | 0x80 : b);
+    } while (x > 0n);
+  }
+
+  zigzag(v: number | bigint): void {
+    const x = BigInt(v);
+    this.varint(x >= 0n ? x << 1n : ((-x) << 1n) - 1n);
+  }
+
+  bytes(b: Uint8Array): void {
+    this.varint(b.length);
+    this.ensure(b.length);
+    this.buf.set(b, this.pos);
+    this.pos += b.length;
+  }
+
+  value(type: number, v: TypedValue): void {
+    switch (type) {
+      case T.True:
+      case T.False:
+        this.byte(v ? 1 : 2);
+        return;
+      case T.Byte:
+        this.byte(Number(v));
+        return;
+      case T.I16:
+      case T.I32:
+      case T.I64:
+        this.zigzag(v as number | bigint);
+        return;
+      case T.Double: {
+        this.ensure(8);
+        new DataView(this.buf.buffer).setFloat64(this.pos, v as number, true);
+        this.pos += 8;
+        return;
+      }
+      case T.Binary:
+        this.bytes(v as Uint8Array);
+        return;
+      case T.List:
+      case T.Set: {
+        const l = v as TypedList;
+        if (l.items.length < 15) this.byte((l.items.length << 4) | l.elementType);
+        else {
+          this.byte(0xf0 | l.elementType);
+          this.varint(l.items.length);
+        }
+        for (const item of l.items) this.value(l.elementType, item);
+        return;
+      }
+      case T.Map:
+        throw new RangeError('thrift: writing maps is not supported');
+      case T.Struct:
+        this.struct(v as TypedField[]);
+        return;
+      default:
+        throw new RangeError(`thrift: cannot write type ${type}`);
+    }
+  }
+
+  struct(fields: readonly TypedField[]): void {
+    let last = 0;
+    for (const f of fields) {
+      const wireType = f.type === T.True || f.type === T.False ? (f.value ? T.True : T.False) : f.type;
+      const delta = f.id - last;
+      if (delta > 0 && delta <= 15) this.byte((delta << 4) | wireType);
+      else {
+        this.byte(wireType);
+        this.zigzag(f.id);
+      }
+      if (wireType !== T.True && wireType !== T.False) this.value(f.type, f.value);
+      last = f.id;
+    }
+    this.byte(T.Stop);
+  }
+
+  result(): Uint8Array {
+    return this.buf.slice(0, this.pos);
+  }
+}
+
+/** Encodes a typed struct in the compact protocol. */
+export function writeTypedStruct(fields: readonly TypedField[]): Uint8Array {
+  const w = new ThriftWriter();
+  w.struct(fields);
+  return w.result();
+}

@@ -52,7 +52,8 @@ const DEFAULT_ROW_GROUP_ROWS = 1_048_576;
 const DEFAULT_ROW_GROUP_BYTES = 128 * 1024 * 1024;
 /** Compressed/in-memory byte ratio assumed before the first row group is flushed. */
 const INITIAL_COMPRESSION_RATIO = 0.5;
-const CREATED_BY = 'packice (parquet-wasm 0.8.0)';
+// Parquet readers parse created_by as "<app> version <v> (build <b>)" (PARQUET-251).
+const CREATED_BY = 'packice version 0.1.0 (build parquet-wasm 0.8.0)';
 
 const CODECS: Record<ParquetCompression, pw.Compression> = {
   zstd: pw.Compression.ZSTD,
@@ -133,9 +134,8 @@ function uuidFieldIds(t: StructType): Set<number> {
 
 /** One queued batch, resolved once the wasm writer has pulled it. */
 interface Pending {
-  /** A batch, null to end the file, or undefined with `error` to fail the wasm writer. */
-  readonly batch: pw.RecordBatch | null | undefined;
-  readonly error?: unknown;
+  /** A batch, or null to end the file. */
+  readonly batch: pw.RecordBatch | null;
   readonly resolve: () => void;
   readonly reject: (e: unknown) => void;
 }
@@ -152,6 +152,10 @@ export class ParquetWriter {
   private failure: unknown;
   private closed = false;
   private readonly done: Promise<void>;
+  private stop: (e: unknown) => void = () => undefined;
+  private readonly stopped = new Promise<never>((_, reject) => {
+    this.stop = reject;
+  });
   private rows = 0;
   private arrowBytes = 0;
   private arrowBytesAtFlush = 0;
@@ -170,6 +174,7 @@ export class ParquetWriter {
     this.target = arrowSchema(schema);
     this.collector = new MetricsCollector(schema, options.metricsConfig ?? DEFAULT_METRICS_CONFIG);
     this.uuidIds = uuidFieldIds(schema);
+    this.stopped.catch(() => undefined);
     this.done = this.io.write(path, this.output());
     // Failures surface through write/close; keep Node from reporting them as unhandled meanwhile.
     this.done.catch((e: unknown) => this.fail(e));
@@ -196,13 +201,15 @@ export class ParquetWriter {
   }
 
   private fail(e: unknown): void {
-    this.failure ??= e;
-    for (const p of this.queue.splice(0)) p.reject(this.failure);
-    // A wasm writer waiting for input must be stopped, or the write never settles.
+    if (this.failure !== undefined) return;
+    this.failure = e;
+    for (const p of this.queue.splice(0)) p.reject(e);
+    // Stop waiting on the wasm stream (it does not react to an errored input), then let it end.
+    this.stop(e);
     const pull = this.pull;
     if (pull) {
       this.pull = undefined;
-      pull({ batch: undefined, error: this.failure, resolve: () => undefined, reject: () => undefined });
+      pull({ batch: null, resolve: () => undefined, reject: () => undefined });
     }
   }
 
@@ -236,10 +243,6 @@ export class ParquetWriter {
       {
         pull: async (controller) => {
           const p = await this.next();
-          if (p.batch === undefined) {
-            controller.error(p.error);
-            return;
-          }
           if (p.batch === null) {
             controller.close();
             p.resolve();
@@ -256,7 +259,7 @@ export class ParquetWriter {
     let held: Uint8Array | undefined;
     try {
       for (;;) {
-        const { done, value } = await reader.read();
+        const { done, value } = await Promise.race([reader.read(), this.stopped]);
         if (done) break;
         this.flushed += value.length;
         this.flushes++;

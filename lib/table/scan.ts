@@ -45,6 +45,8 @@ export interface TaskReadOptions {
   readonly mapping?: NameMapping;
   readonly rowLineage?: boolean;
   readonly batchSize?: number;
+  /** Add each row's position in its data file as `_pos` (a bigint). */
+  readonly positions?: boolean;
 }
 
 /**
@@ -91,6 +93,7 @@ export async function* readTask(
         }
       }
       for (const h of hidden) if (!lineage || (h !== '_row_id' && h !== '_last_updated_sequence_number')) delete row[h];
+      if (options.positions) row._pos = BigInt(pos);
       out.push(row);
     }
     if (out.length > 0) yield out;

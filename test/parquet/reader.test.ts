@@ -227,7 +227,7 @@ describe('bad files', () => {
         for await (const _ of readRowGroups(file)) void _;
       })().catch((e: unknown) => e);
       expect(err).toBeInstanceOf(InvalidFileError);
-      expect((err as Error).message).toContain(`${path}: cannot read Parquet data`);
+      expect((err as Error).message).toContain(`${path}: cannot read row group 0: `);
     } finally {
       file.close();
     }

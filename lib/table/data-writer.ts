@@ -1,0 +1,166 @@
+import { randomUUID } from 'node:crypto';
+import type { FileIO } from '../io/file-io.js';
+import { FileContent, type DataFile } from '../iceberg/manifest.js';
+import { metricsConfigFromProperties } from '../iceberg/metrics-config.js';
+import { partitionKey, type PartitionSpec } from '../iceberg/partition.js';
+import { indexById, type Schema } from '../iceberg/schema.js';
+import { dataPath } from '../iceberg/snapshot-producer.js';
+import { applyTransform } from '../iceberg/transform.js';
+import { currentSchema, defaultSortOrder, intProperty, specById, type TableMetadata } from '../iceberg/table-metadata.js';
+import { isPrimitive, type PrimitiveType, type StructType } from '../iceberg/types.js';
+import type { IcebergValue, Row } from '../iceberg/values.js';
+import { RollingParquetWriter, type WrittenFile } from '../parquet/writer.js';
+import { dateToString } from '../iceberg/row-json.js';
+
+export const DEFAULT_TARGET_FILE_SIZE = 512 * 1024 * 1024;
+
+/** The partition tuple of a row under a spec, keyed by partition field name. */
+export function partitionOf(spec: PartitionSpec, schema: StructType, row: Row): Row {
+  const index = indexById(schema);
+  const out: Row = {};
+  for (const pf of spec.fields) {
+    const source = index.get(pf.sourceId);
+    if (!source || !isPrimitive(source.field.type)) {
+      throw new Error(`partition field ${pf.name}: source column ${pf.sourceId} is not a primitive column of the schema`);
+    }
+    out[pf.name] = applyTransform(pf.transform, source.field.type as PrimitiveType, valueAtPath(row, source.path));
+  }
+  return out;
+}
+
+function valueAtPath(row: Row, path: string): IcebergValue {
+  let v: IcebergValue = row;
+  for (const p of path.split('.')) v = v === null || typeof v !== 'object' ? null : ((v as Row)[p] ?? null);
+  return v;
+}
+
+/** Hive-style folder of a partition: `category=a/day=2024-03-01`. */
+export function partitionFolder(spec: PartitionSpec, partition: Row, schema: StructType): string {
+  if (spec.fields.length === 0) return '';
+  const index = indexById(schema);
+  return spec.fields
+    .map((pf) => {
+      const v = partition[pf.name];
+      let text: string;
+      if (v === null || v === undefined) text = 'null';
+      else if (pf.transform.kind === 'day') text = dateToString(v as number);
+      else if (pf.transform.kind === 'identity' && index.get(pf.sourceId)?.field.type.type === 'date') text = dateToString(v as number);
+      else if (v instanceof Uint8Array) text = Buffer.from(v).toString('hex');
+      else text = String(v);
+      return `${pf.name}=${encodeURIComponent(text)}`;
+    })
+    .join('/');
+}
+
+export function toDataFile(
+  w: WrittenFile,
+  spec: PartitionSpec,
+  partition: Row,
+  content: FileContent = FileContent.Data,
+  extra: Partial<DataFile> = {},
+): DataFile {
+  const big = (m: ReadonlyMap<number, number>): Map<number, bigint> => new Map([...m].map(([k, v]) => [k, BigInt(v)]));
+  return {
+    content,
+    filePath: w.path,
+    fileFormat: 'PARQUET',
+    specId: spec.specId,
+    partition,
+    recordCount: BigInt(w.recordCount),
+    fileSizeInBytes: BigInt(w.fileSizeInBytes),
+    columnSizes: big(w.metrics.columnSizes),
+    valueCounts: big(w.metrics.valueCounts),
+    nullValueCounts: big(w.metrics.nullValueCounts),
+    nanValueCounts: big(w.metrics.nanValueCounts),
+    lowerBounds: new Map(w.metrics.lowerBounds),
+    upperBounds: new Map(w.metrics.upperBounds),
+    splitOffsets: w.splitOffsets.map((o) => BigInt(o)),
+    ...(content === FileContent.Data ? { sortOrderId: 0 } : {}),
+    ...extra,
+  };
+}
+
+export interface DataWriterOptions {
+  readonly targetFileSizeBytes?: number;
+  /** Spec to write with (default: the table's default spec). */
+  readonly specId?: number;
+  /** Schema the rows follow (default: the current schema). */
+  readonly schema?: Schema;
+}
+
+/**
+ * Writes rows as Parquet data files of a table: one rolling writer per partition,
+ * files under `data/<partition folders>/`, metrics as the table's properties ask.
+ */
+export class PartitionedDataWriter {
+  private readonly writers = new Map<string, { writer: RollingParquetWriter; partition: Row }>();
+  private readonly spec: PartitionSpec;
+  private readonly schema: Schema;
+  private readonly prefix = randomUUID();
+  private count = 0;
+
+  constructor(
+    private readonly io: FileIO,
+    private readonly metadata: TableMetadata,
+    private readonly options: DataWriterOptions = {},
+  ) {
+    this.spec = specById(metadata, options.specId ?? metadata.defaultSpecId);
+    this.schema = options.schema ?? currentSchema(metadata);
+  }
+
+  async write(rows: readonly Row[]): Promise<void> {
+    const groups = new Map<string, { partition: Row; rows: Row[] }>();
+    for (const row of rows) {
+      const partition = partitionOf(this.spec, this.schema, row);
+      const key = partitionKey(this.spec.specId, partition);
+      let g = groups.get(key);
+      if (!g) groups.set(key, (g = { partition, rows: [] }));
+      g.rows.push(row);
+    }
+    for (const [key, g] of groups) {
+      let w = this.writers.get(key);
+      if (!w) {
+        const folder = partitionFolder(this.spec, g.partition, this.schema);
+        const sortIds = defaultSortOrder(this.metadata).fields.map((f) => f.sourceId);
+        const writer = new RollingParquetWriter(this.io, this.schema, {
+          targetFileSizeBytes:
+            this.options.targetFileSizeBytes ?? intProperty(this.metadata, 'write.target-file-size-bytes', DEFAULT_TARGET_FILE_SIZE),
+          metricsConfig: metricsConfigFromProperties(this.metadata.properties, this.schema, sortIds),
+          nextPath: () => dataPath(this.metadata, `${folder ? `${folder}/` : ''}${String(this.count++).padStart(5, '0')}-${this.prefix}.parquet`),
+        });
+        this.writers.set(key, (w = { writer, partition: g.partition }));
+      }
+      await w.writer.writeRows(g.rows);
+    }
+  }
+
+  async close(): Promise<DataFile[]> {
+    const out: DataFile[] = [];
+    for (const { writer, partition } of this.writers.values()) {
+      for (const f of await writer.close()) out.push(toDataFile(f, this.spec, partition));
+    }
+    return out;
+  }
+
+  async abort(): Promise<void> {
+    for (const { writer } of this.writers.values()) await writer.abort();
+  }
+}
+
+/** Writes rows as data files of the table and returns their manifest entries (not committed). */
+export async function writeDataFiles(
+  io: FileIO,
+  metadata: TableMetadata,
+  rows: readonly Row[],
+  options: DataWriterOptions = {},
+): Promise<DataFile[]> {
+  const w = new PartitionedDataWriter(io, metadata, options);
+  try {
+    await w.write(rows);
+    return await w.close();
+  } catch (e) {
+    await w.abort();
+    throw e;
+  }
+}
+
