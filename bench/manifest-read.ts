@@ -1,24 +1,22 @@
 /**
  * Manifest read throughput: writes one 100,000-entry v3 manifest (10 columns of
  * metrics, partitioned by day(ts) and bucket[16](id)) to a temp folder, then reads it
- * back N times with readManifest (inheritance applied) and prints the median rate and
- * the peak RSS.
+ * back N times with readManifest (inheritance applied) in a fresh child process, and
+ * prints the median rate and that process's peak RSS.
  *
- *   npx tsx bench/manifest-read.ts [entries] [runs] [deflate level, default 9 as Java]
+ *   npx tsx bench/manifest-read.ts [entries=100000] [runs=5] [deflate level=9, as Java]
  */
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import { LocalFileIO } from '../lib/io/local.js';
 import { type DataFile, FileContent, ManifestWriter, readManifest } from '../lib/iceberg/manifest.js';
 import type { ManifestFile } from '../lib/iceberg/manifest-list.js';
 import { partitionSpecFromJson } from '../lib/iceberg/partition.js';
 import { schemaFromJson } from '../lib/iceberg/schema.js';
-
-const ENTRIES = Number(process.argv[2] ?? 100_000);
-const RUNS = Number(process.argv[3] ?? 5);
-const LEVEL = process.argv[4] === undefined ? undefined : Number(process.argv[4]);
 
 const schema = schemaFromJson({
   type: 'struct',
@@ -43,6 +41,7 @@ const spec = partitionSpecFromJson({
     { name: 'id_bucket', transform: 'bucket[16]', 'source-id': 1, 'field-id': 1001 },
   ],
 });
+const SNAPSHOT_ID = 6_917_529_027_641_081_857n; // > 2^53
 
 function le(n: number, bytes: number): Uint8Array {
   const out = new Uint8Array(bytes);
@@ -89,45 +88,74 @@ function dataFile(i: number): DataFile {
   };
 }
 
-async function main(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'packice-bench-'));
+/** Child process: read the manifest `runs` times, print one JSON line. */
+async function readPhase(path: string, entries: number, runs: number): Promise<void> {
   const io = new LocalFileIO();
+  const manifest: ManifestFile = {
+    manifestPath: path, manifestLength: BigInt(statSync(path).size), partitionSpecId: 0, content: 0, sequenceNumber: 1n,
+    minSequenceNumber: 1n, addedSnapshotId: SNAPSHOT_ID, addedFilesCount: entries, existingFilesCount: 0, deletedFilesCount: 0,
+    addedRowsCount: null, existingRowsCount: 0n, deletedRowsCount: 0n, firstRowId: 0n,
+  };
+  const specs = new Map([[0, spec]]);
+  const wall: number[] = [];
+  const cpu: number[] = [];
+  for (let r = 0; r < runs; r++) {
+    const start = performance.now();
+    const c0 = process.cpuUsage();
+    let n = 0;
+    let lastRowId = 0n;
+    for await (const e of readManifest(io, manifest, specs, schema)) {
+      n++;
+      lastRowId = e.dataFile.firstRowId ?? -1n;
+    }
+    const c = process.cpuUsage(c0);
+    const ms = performance.now() - start;
+    if (n !== entries || lastRowId <= 0n) throw new Error(`read ${n} entries, expected ${entries}`);
+    wall.push(n / (ms / 1000));
+    cpu.push(n / ((c.user + c.system) / 1e6));
+  }
+  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  console.log(JSON.stringify({ wall, medianWall: median(wall), medianCpu: median(cpu), maxRssKiB: process.resourceUsage().maxRSS }));
+}
+
+async function main(): Promise<void> {
+  const entries = Number(process.argv[2] ?? 100_000);
+  const runs = Number(process.argv[3] ?? 5);
+  const level = process.argv[4] === undefined ? undefined : Number(process.argv[4]);
+  const dir = mkdtempSync(join(tmpdir(), 'packice-bench-'));
   const path = join(dir, 'bench-m0.avro');
   try {
-    const snapshotId = 6_917_529_027_641_081_857n; // > 2^53
     const t0 = performance.now();
-    const writer = new ManifestWriter(io, path, {
-      formatVersion: 3, spec, schema, snapshotId, ...(LEVEL !== undefined ? { deflateLevel: LEVEL } : {}),
+    const writer = new ManifestWriter(new LocalFileIO(), path, {
+      formatVersion: 3, spec, schema, snapshotId: SNAPSHOT_ID, ...(level !== undefined ? { deflateLevel: level } : {}),
     });
-    for (let i = 0; i < ENTRIES; i++) writer.add(dataFile(i));
-    const written = await writer.close();
-    const writeMs = performance.now() - t0;
-    const manifest: ManifestFile = { ...written, sequenceNumber: 1n, minSequenceNumber: 1n, firstRowId: 0n };
-    const specs = new Map([[0, spec]]);
-
-    const rates: number[] = [];
-    for (let r = 0; r < RUNS; r++) {
-      const start = performance.now();
-      let n = 0;
-      let rows = 0n;
-      for await (const e of readManifest(io, manifest, specs, schema)) {
-        n++;
-        rows += e.dataFile.recordCount;
-      }
-      const ms = performance.now() - start;
-      if (n !== ENTRIES) throw new Error(`read ${n} entries, expected ${ENTRIES}`);
-      if (rows !== written.addedRowsCount) throw new Error('row count mismatch');
-      rates.push(n / (ms / 1000));
-    }
-    rates.sort((a, b) => a - b);
-    const median = rates[Math.floor(rates.length / 2)];
+    for (let i = 0; i < entries; i++) writer.add(dataFile(i));
+    await writer.close();
+    const writeS = (performance.now() - t0) / 1000;
     const size = statSync(path).size;
-    console.log(`manifest: ${ENTRIES} entries, ${(size / 1024 / 1024).toFixed(1)} MiB (deflate ${LEVEL ?? 9}), written in ${(writeMs / 1000).toFixed(2)} s (${Math.round(ENTRIES / (writeMs / 1000))} entries/s)`);
-    console.log(`read x${RUNS}: median ${Math.round(median)} entries/s (min ${Math.round(rates[0])}, max ${Math.round(rates[rates.length - 1])})`);
-    console.log(`peak RSS: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`);
+    console.log(
+      `manifest: ${entries} entries, ${(size / 1024 / 1024).toFixed(1)} MiB (deflate level ${level ?? 9}), ` +
+        `written in ${writeS.toFixed(2)} s (${Math.round(entries / writeS)} entries/s, incl. building the DataFiles)`,
+    );
+
+    const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--read', path, String(entries), String(runs)], {
+      encoding: 'utf8',
+    });
+    if (child.status !== 0) throw new Error(`read phase failed: ${child.stderr}`);
+    const r = JSON.parse(child.stdout.trim().split('\n').pop() as string) as {
+      wall: number[]; medianWall: number; medianCpu: number; maxRssKiB: number;
+    };
+    console.log(`read x${runs} (readManifest, fresh process): median ${Math.round(r.medianWall)} entries/s wall, ` +
+      `${Math.round(r.medianCpu)} entries per CPU-second; runs: ${r.wall.map(Math.round).join(', ')}`);
+    console.log(`peak RSS of the reading process: ${(r.maxRssKiB / 1024).toFixed(0)} MiB`);
+    console.log(`load average during the run: ${loadavg().map((x) => x.toFixed(2)).join(' ')} (2 cores)`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-await main();
+if (process.argv[2] === '--read') {
+  await readPhase(process.argv[3], Number(process.argv[4]), Number(process.argv[5]));
+} else {
+  await main();
+}

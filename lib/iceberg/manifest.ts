@@ -356,8 +356,30 @@ function entryDecoder(header: AvroContainerHeader, options: ReadManifestFileOpti
     ? resolveRecord(recordFieldsOf(dfRecord).find((f) => f.name === n.partition)?.type, named)
     : undefined;
   const decodePartition = partitionDecoder(partRecord, named, options.partitionType);
-  // Absent columns read as null: `undefined ?? null`.
-  const get = (rec: AvroRecord, name: string | undefined): unknown => (name === undefined ? null : (rec[name] ?? null));
+  // Absent columns read as null through a key no record has. One access site per field
+  // keeps V8's keyed loads monomorphic, which a shared getter would not.
+  const ABSENT = '\u0000absent';
+  const k = (name: string | undefined): string => name ?? ABSENT;
+  const kContent = k(n.content);
+  const kColumnSizes = k(n.columnSizes);
+  const kValueCounts = k(n.valueCounts);
+  const kNullValueCounts = k(n.nullValueCounts);
+  const kNanValueCounts = k(n.nanValueCounts);
+  const kLowerBounds = k(n.lowerBounds);
+  const kUpperBounds = k(n.upperBounds);
+  const kKeyMetadata = k(n.keyMetadata);
+  const kSplitOffsets = k(n.splitOffsets);
+  const kEqualityIds = k(n.equalityIds);
+  const kSortOrderId = k(n.sortOrderId);
+  const kFirstRowId = k(n.firstRowId);
+  const kReferencedDataFile = k(n.referencedDataFile);
+  const kContentOffset = k(n.contentOffset);
+  const kContentSize = k(n.contentSize);
+  const kSnapshotId = k(snapshotId);
+  const kSeq = k(seq);
+  const kFileSeq = k(fileSeq);
+  const kPartition = k(n.partition);
+  const { filePath: kFilePath, fileFormat: kFileFormat, recordCount: kRecordCount, fileSize: kFileSize } = n;
 
   return (rec, index) => {
     const st = rec[status] as number;
@@ -365,43 +387,44 @@ function entryDecoder(header: AvroContainerHeader, options: ReadManifestFileOpti
       throw new InvalidFileError(`manifest entry ${index} has status ${st} (expected 0, 1 or 2)`, { path });
     }
     const df = rec[dataFileName] as AvroRecord;
-    const content = (get(df, n.content) as number | null) ?? 0;
+    const content = (df[kContent] as number | undefined) ?? 0;
     if (content !== 0 && content !== 1 && content !== 2) {
       throw new InvalidFileError(`manifest entry ${index} has data_file.content ${content} (expected 0, 1 or 2)`, { path });
     }
-    const format = String(df[n.fileFormat]).toUpperCase();
+    const rawFormat = df[kFileFormat] as string;
+    const format = FILE_FORMATS.has(rawFormat) ? rawFormat : String(rawFormat).toUpperCase();
     if (!FILE_FORMATS.has(format)) {
-      throw new InvalidFileError(`manifest entry ${index} has unknown file_format "${String(df[n.fileFormat])}"`, { path });
+      throw new InvalidFileError(`manifest entry ${index} has unknown file_format "${String(rawFormat)}"`, { path });
     }
-    const keyMetadata = get(df, n.keyMetadata) as Uint8Array | null;
+    const keyMetadata = (df[kKeyMetadata] ?? null) as Uint8Array | null;
     const dataFile: Mutable<DataFile> = {
       content,
-      filePath: df[n.filePath] as string,
+      filePath: df[kFilePath] as string,
       fileFormat: format as FileFormat,
       specId,
-      partition: decodePartition(n.partition === undefined ? null : (df[n.partition] as AvroRecord)),
-      recordCount: df[n.recordCount] as bigint,
-      fileSizeInBytes: df[n.fileSize] as bigint,
-      columnSizes: longMap(get(df, n.columnSizes)),
-      valueCounts: longMap(get(df, n.valueCounts)),
-      nullValueCounts: longMap(get(df, n.nullValueCounts)),
-      nanValueCounts: longMap(get(df, n.nanValueCounts)),
-      lowerBounds: bytesMap(get(df, n.lowerBounds)),
-      upperBounds: bytesMap(get(df, n.upperBounds)),
+      partition: decodePartition(df[kPartition] as AvroRecord | undefined),
+      recordCount: df[kRecordCount] as bigint,
+      fileSizeInBytes: df[kFileSize] as bigint,
+      columnSizes: longMap(df[kColumnSizes]),
+      valueCounts: longMap(df[kValueCounts]),
+      nullValueCounts: longMap(df[kNullValueCounts]),
+      nanValueCounts: longMap(df[kNanValueCounts]),
+      lowerBounds: bytesMap(df[kLowerBounds]),
+      upperBounds: bytesMap(df[kUpperBounds]),
       keyMetadata: keyMetadata === null ? null : view(keyMetadata),
-      splitOffsets: get(df, n.splitOffsets) as bigint[] | null,
-      equalityIds: get(df, n.equalityIds) as number[] | null,
-      sortOrderId: get(df, n.sortOrderId) as number | null,
-      firstRowId: get(df, n.firstRowId) as bigint | null,
-      referencedDataFile: get(df, n.referencedDataFile) as string | null,
-      contentOffset: get(df, n.contentOffset) as bigint | null,
-      contentSizeInBytes: get(df, n.contentSize) as bigint | null,
+      splitOffsets: (df[kSplitOffsets] ?? null) as bigint[] | null,
+      equalityIds: (df[kEqualityIds] ?? null) as number[] | null,
+      sortOrderId: (df[kSortOrderId] ?? null) as number | null,
+      firstRowId: (df[kFirstRowId] ?? null) as bigint | null,
+      referencedDataFile: (df[kReferencedDataFile] ?? null) as string | null,
+      contentOffset: (df[kContentOffset] ?? null) as bigint | null,
+      contentSizeInBytes: (df[kContentSize] ?? null) as bigint | null,
     };
     return {
       status: st,
-      snapshotId: get(rec, snapshotId) as bigint | null,
-      sequenceNumber: get(rec, seq) as bigint | null,
-      fileSequenceNumber: get(rec, fileSeq) as bigint | null,
+      snapshotId: (rec[kSnapshotId] ?? null) as bigint | null,
+      sequenceNumber: (rec[kSeq] ?? null) as bigint | null,
+      fileSequenceNumber: (rec[kFileSeq] ?? null) as bigint | null,
       dataFile,
     };
   };

@@ -36,6 +36,8 @@ export interface ParquetWriterOptions {
   readonly metricsConfig?: MetricsConfig;
   /** Key-value metadata for the footer. */
   readonly keyValueMetadata?: ReadonlyMap<string, string>;
+  /** Parquet bytes per Arrow byte assumed by `estimatedSize` until the first row group is flushed (default 0.5). */
+  readonly expectedCompressionRatio?: number;
 }
 
 export interface WrittenFile {
@@ -194,10 +196,24 @@ export class ParquetWriter {
     return this.flushed;
   }
 
-  /** Size the file would have if closed now: flushed bytes plus buffered rows at the observed compression ratio. */
+  /** Parquet bytes per Arrow IPC byte seen so far (or the initial guess before the first flush). */
+  get compressionRatio(): number {
+    return this.arrowBytesAtFlush > 0
+      ? this.flushed / this.arrowBytesAtFlush
+      : (this.options.expectedCompressionRatio ?? INITIAL_COMPRESSION_RATIO);
+  }
+
+  /** Arrow IPC bytes written so far. */
+  get arrowBytesWritten(): number {
+    return this.arrowBytes;
+  }
+
+  /**
+   * Size the file would have if closed now: everything written at the observed compression
+   * ratio. Flushes are seen a little after the batch that caused them, so this is an estimate.
+   */
   get estimatedSize(): number {
-    const ratio = this.arrowBytesAtFlush > 0 ? this.flushed / this.arrowBytesAtFlush : INITIAL_COMPRESSION_RATIO;
-    return this.flushed + Math.round((this.arrowBytes - this.arrowBytesAtFlush) * ratio);
+    return Math.max(this.flushed, Math.round(this.arrowBytes * this.compressionRatio));
   }
 
   private fail(e: unknown): void {
@@ -373,13 +389,13 @@ export interface RollingWriterOptions extends ParquetWriterOptions {
 }
 
 const DEFAULT_TARGET_FILE_SIZE = 512 * 1024 * 1024;
-/** Rows written between size checks: large batches are cut so files do not overshoot the target. */
-const ROLL_CHECK_ROWS = 16_384;
+/** A file should take about this many size checks to fill: large batches are cut to match. */
+const CHECKS_PER_FILE = 32;
 
 /**
  * Writes as many files as it takes to keep each near the target size. Row groups are capped at
  * the target in buffered bytes, so the first flush calibrates the compression ratio well before
- * a file is full.
+ * a file is full, and each file starts from the ratio the previous one ended with.
  */
 export class RollingParquetWriter {
   private current: ParquetWriter | undefined;
@@ -387,6 +403,7 @@ export class RollingParquetWriter {
   private index = 0;
   private readonly target: number;
   private readonly fileOptions: ParquetWriterOptions;
+  private ratio: number | undefined;
 
   constructor(
     private readonly io: FileIO,
@@ -407,9 +424,18 @@ export class RollingParquetWriter {
   }
 
   async write(batch: arrow.RecordBatch): Promise<void> {
-    for (let start = 0; start < batch.numRows; start += ROLL_CHECK_ROWS) {
-      const piece = start === 0 && batch.numRows <= ROLL_CHECK_ROWS ? batch : batch.slice(start, start + ROLL_CHECK_ROWS);
-      this.current ??= ParquetWriter.open(this.io, this.options.nextPath(this.index++), this.schema, this.fileOptions);
+    const n = batch.numRows;
+    if (n === 0) return;
+    // Rows per piece, so that one piece is a small part of a file.
+    const ratio = this.current?.compressionRatio ?? this.ratio ?? INITIAL_COMPRESSION_RATIO;
+    const perRow = Math.max(1, (batch.data.byteLength / n) * ratio);
+    const step = Math.max(256, Math.floor(this.target / CHECKS_PER_FILE / perRow));
+    for (let start = 0; start < n; start += step) {
+      const piece = start === 0 && n <= step ? batch : batch.slice(start, Math.min(n, start + step));
+      this.current ??= ParquetWriter.open(this.io, this.options.nextPath(this.index++), this.schema, {
+        ...this.fileOptions,
+        ...(this.ratio !== undefined ? { expectedCompressionRatio: this.ratio } : {}),
+      });
       await this.current.write(piece);
       if (this.current.estimatedSize >= this.target) await this.roll();
     }
@@ -422,7 +448,10 @@ export class RollingParquetWriter {
   private async roll(): Promise<void> {
     const w = this.current;
     this.current = undefined;
-    if (w) this.written.push(await w.close());
+    if (!w) return;
+    const file = await w.close();
+    if (w.arrowBytesWritten > 0) this.ratio = file.fileSizeInBytes / w.arrowBytesWritten;
+    this.written.push(file);
   }
 
   /** Finishes the open file; returns every file written (none if no rows were written). */

@@ -101,7 +101,11 @@ export async function appendRows(table: Table, rows: readonly Row[], options: Da
  * Deletes the live rows matching `predicate` by position: position delete files in
  * v2, deletion vectors (merged with the file's existing one) in v3.
  */
-export async function deleteRows(table: Table, predicate: (row: Row) => boolean): Promise<{ table: Table; deleted: number }> {
+export async function deleteRows(
+  table: Table,
+  predicate: (row: Row) => boolean,
+  options: { readonly files?: (file: DataFile) => boolean } = {},
+): Promise<{ table: Table; deleted: number }> {
   const m = table.metadata;
   if (m.formatVersion < 2) throw new ValidationError('row-level deletes need format version 2 or later', { path: m.location });
   const plan = await planFiles(table.io, m);
@@ -110,6 +114,8 @@ export async function deleteRows(table: Table, predicate: (row: Row) => boolean)
   const hits: { task: (typeof plan.tasks)[number]; positions: bigint[] }[] = [];
   let deleted = 0;
   for (const task of plan.tasks) {
+    // Files the caller rules out (by their metrics, say) are not read.
+    if (options.files && !options.files(task.dataFile)) continue;
     const positions: bigint[] = [];
     for await (const rows of readTask(table.io, m, task, schema, { mapping, positions: true })) {
       for (const r of rows) {

@@ -263,6 +263,12 @@ describe.each(FIXTURE_TABLES.map((name) => [name]))('%s relocated with the CLI',
     expect(report.checked).toBeGreaterThan(5);
   });
 
+  it('(the same check finds the old locations in the source)', async () => {
+    const report = await pathReport(source);
+    expect(report.stale.length).toBeGreaterThan(5);
+    expect(report.outside.length).toBeGreaterThan(5);
+  });
+
   it('writes a loadable catalog: version-hint.text names the current metadata file', () => {
     const hint = readFileSync(join(target, 'metadata', 'version-hint.text'), 'utf8').trim();
     const current = JSON.parse(readFileSync(join(target, 'metadata', `v${hint}.metadata.json`), 'utf8')) as { location: string };

@@ -114,6 +114,8 @@ interface BadInput {
   readonly says: RegExp;
   /** Commands that must fail on this file; the others must still work. */
   readonly fails: readonly Command[];
+  /** A known lib bug: a failed relocate still leaves a loadable table behind. */
+  readonly relocateLeavesTable?: string;
 }
 
 const CASES: Record<string, BadInput> = {
@@ -165,6 +167,22 @@ const CASES: Record<string, BadInput> = {
     error: InvalidFileError,
     says: /missing required field "last-column-id"/,
     fails: ['scan', 'info', 'relocate'],
+  },
+  'an older metadata file of the log cut short': {
+    fixture: 'iceberg_v2_delete_equality_partitioned',
+    corrupt: async (t) => {
+      const f = join(t, 'metadata', 'v4.metadata.json');
+      expect(currentMetadataFile(t)).toBe(join(t, 'metadata', 'v5.metadata.json'));
+      cutShort(f, 100);
+      return f;
+    },
+    error: InvalidFileError,
+    says: /not valid JSON/,
+    // Only relocate reads the metadata log's files.
+    fails: ['relocate'],
+    relocateLeavesTable:
+      'lib/table/relocate.ts Relocation.run parses and writes the metadata log one file at a time, so ' +
+      'v1..v3.metadata.json are in the target when v4 fails to parse',
   },
   'manifest with bad magic': {
     fixture: 'iceberg_v2_partitioned_position_deletes',
@@ -313,8 +331,21 @@ describe.each(Object.entries(CASES))('%s', (_, c) => {
     expect(e.message).toMatch(c.says);
 
     expect(hashTree(table)).toEqual(before);
-    if (command === 'relocate') expect(holdsTable(target), `${target} holds a table`).toBe(false);
+    if (command === 'relocate' && c.relocateLeavesTable === undefined) {
+      expect(holdsTable(target), `${target} holds a table`).toBe(false);
+    }
   });
+
+  if (c.fails.includes('relocate') && c.relocateLeavesTable !== undefined) {
+    // it.fails: passes while the bug is there; when it is fixed, drop relocateLeavesTable.
+    it.fails(`relocate leaves no loadable table (known bug: ${c.relocateLeavesTable})`, async () => {
+      const table = await freshTable(c.fixture);
+      await c.corrupt(table);
+      const target = join(tempDir('packice-bad-target-'), 'moved');
+      await errorOf(runCli(args('relocate', table, target)));
+      expect(holdsTable(target)).toBe(false);
+    });
+  }
 
   it.each(c.fails.map((cmd) => [cmd]))('main prints "packice: <file>: …" for %s and exits 1', async (command) => {
     const table = await freshTable(c.fixture);
