@@ -12,6 +12,8 @@ export interface FileScanTask {
   readonly dataFile: DataFile;
   readonly spec: PartitionSpec;
   readonly dataSequenceNumber: bigint;
+  /** The snapshot that added the file. */
+  readonly snapshotId: bigint | null;
   readonly deletes: ApplicableDeletes;
 }
 
@@ -51,7 +53,13 @@ export async function planFiles(io: FileIO, metadata: TableMetadata, snapshotId?
     for await (const e of readManifest(io, m, specs, schema)) {
       if (e.status === 2 || e.dataFile.content !== FileContent.Data) continue;
       const seq = e.sequenceNumber ?? 0n;
-      tasks.push({ dataFile: e.dataFile, spec: specs.get(e.dataFile.specId)!, dataSequenceNumber: seq, deletes: index.forDataFile(e.dataFile, seq) });
+      tasks.push({
+        dataFile: e.dataFile,
+        spec: specs.get(e.dataFile.specId)!,
+        dataSequenceNumber: seq,
+        snapshotId: e.snapshotId,
+        deletes: index.forDataFile(e.dataFile, seq),
+      });
     }
   });
   return { snapshot, tasks, deleteFiles, manifests };

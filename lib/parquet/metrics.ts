@@ -79,7 +79,7 @@ class LeafMetrics {
       case 'timestamptz':
       case 'timestamp_ns':
       case 'timestamptz_ns':
-        if (this.bounds) this.ordered(data.values as BigInt64Array, n, isNull);
+        if (this.bounds) this.longs(data.values as BigInt64Array, n, isNull);
         return;
       case 'string':
       case 'binary':
@@ -110,6 +110,28 @@ class LeafMetrics {
     this.max = max;
   }
 
+  /** 64-bit integers compared as (signed high, unsigned low) 32-bit halves: no BigInt per value. */
+  private longs(values: BigInt64Array, n: number, isNull: (i: number) => boolean): void {
+    const words = new Uint32Array(values.buffer, values.byteOffset, n * 2);
+    const lt = (i: number, j: number): boolean => {
+      const hi = words[2 * i + 1] | 0;
+      const hj = words[2 * j + 1] | 0;
+      return hi < hj || (hi === hj && words[2 * i] < words[2 * j]);
+    };
+    let min = -1;
+    let max = -1;
+    for (let i = 0; i < n; i++) {
+      if (isNull(i)) continue;
+      if (min < 0 || lt(i, min)) min = i;
+      if (max < 0 || lt(max, i)) max = i;
+    }
+    if (min < 0) return;
+    const lo = values[min];
+    const hi = values[max];
+    if (this.min === undefined || lo < (this.min as bigint)) this.min = lo;
+    if (this.max === undefined || hi > (this.max as bigint)) this.max = hi;
+  }
+
   private floats(values: Float32Array | Float64Array, n: number, isNull: (i: number) => boolean): void {
     let min = this.min as number | undefined;
     let max = this.max as number | undefined;
@@ -129,19 +151,36 @@ class LeafMetrics {
     this.max = max;
   }
 
+  /** Byte strings compared in place in the values buffer; only the winners are copied. */
   private variableBytes(data: AnyData, n: number, isNull: (i: number) => boolean): void {
     const offsets = data.valueOffsets as Int32Array | BigInt64Array;
     const bytes = data.values as Uint8Array;
-    let min = this.min as Uint8Array | undefined;
-    let max = this.max as Uint8Array | undefined;
+    const start = (i: number): number => Number(offsets[i]);
+    const cmp = (i: number, j: number): number => {
+      const a0 = start(i);
+      const b0 = start(j);
+      const la = start(i + 1) - a0;
+      const lb = start(j + 1) - b0;
+      const m = la < lb ? la : lb;
+      for (let k = 0; k < m; k++) {
+        const x = bytes[a0 + k];
+        const y = bytes[b0 + k];
+        if (x !== y) return x < y ? -1 : 1;
+      }
+      return la === lb ? 0 : la < lb ? -1 : 1;
+    };
+    let min = -1;
+    let max = -1;
     for (let i = 0; i < n; i++) {
       if (isNull(i)) continue;
-      const v = bytes.subarray(Number(offsets[i]), Number(offsets[i + 1]));
-      if (min === undefined || compareBytes(v, min) < 0) min = v.slice();
-      if (max === undefined || compareBytes(v, max) > 0) max = v.slice();
+      if (min < 0 || cmp(i, min) < 0) min = i;
+      if (max < 0 || cmp(i, max) > 0) max = i;
     }
-    this.min = min;
-    this.max = max;
+    if (min < 0) return;
+    const lo = bytes.slice(start(min), start(min + 1));
+    const hi = bytes.slice(start(max), start(max + 1));
+    if (this.min === undefined || compareBytes(lo, this.min as Uint8Array) < 0) this.min = lo;
+    if (this.max === undefined || compareBytes(hi, this.max as Uint8Array) > 0) this.max = hi;
   }
 
   private fixedBytes(bytes: Uint8Array, width: number, n: number, isNull: (i: number) => boolean): void {

@@ -1,0 +1,91 @@
+import type { DataFile } from '../iceberg/manifest.js';
+import { fromJsonValue, toJsonValue } from '../iceberg/json-single-value.js';
+import { partitionType, type PartitionSpec } from '../iceberg/partition.js';
+import type { TableMetadata } from '../iceberg/table-metadata.js';
+import { currentSchema, specById } from '../iceberg/table-metadata.js';
+import type { StructType } from '../iceberg/types.js';
+import type { Row } from '../iceberg/values.js';
+import type { DataFileJson } from './messages.js';
+
+type Counts = ReadonlyMap<number, bigint> | null | undefined;
+type Bytes = ReadonlyMap<number, Uint8Array> | null | undefined;
+
+const countsToJson = (m: Counts): Record<string, string> | undefined =>
+  m ? Object.fromEntries([...m].map(([k, v]) => [String(k), v.toString()])) : undefined;
+const countsFromJson = (o: Record<string, string> | undefined): Map<number, bigint> | undefined =>
+  o ? new Map(Object.entries(o).map(([k, v]) => [Number(k), BigInt(v)])) : undefined;
+const bytesToJson = (m: Bytes): Record<string, string> | undefined =>
+  m ? Object.fromEntries([...m].map(([k, v]) => [String(k), Buffer.from(v).toString('base64')])) : undefined;
+const bytesFromJson = (o: Record<string, string> | undefined): Map<number, Uint8Array> | undefined =>
+  o ? new Map(Object.entries(o).map(([k, v]) => [Number(k), new Uint8Array(Buffer.from(v, 'base64'))])) : undefined;
+
+/** The partition struct type of a spec under the table's current schema. */
+export function partitionTypeOf(metadata: TableMetadata, specId: number): StructType {
+  return partitionType(specById(metadata, specId), currentSchema(metadata));
+}
+
+export function partitionToJson(partition: Row, type: StructType): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const f of type.fields) out[f.name] = partition[f.name] === null || partition[f.name] === undefined ? null : toJsonValue(f.type, partition[f.name]);
+  return out;
+}
+
+export function partitionFromJson(json: Record<string, unknown>, type: StructType): Row {
+  const out: Row = {};
+  for (const f of type.fields) out[f.name] = json[f.name] === null || json[f.name] === undefined ? null : fromJsonValue(f.type, json[f.name]);
+  return out;
+}
+
+export function dataFileToJson(f: DataFile, metadata: TableMetadata): DataFileJson {
+  const opt = <K extends string, V>(k: K, v: V | undefined | null): Partial<Record<K, V>> =>
+    v === undefined || v === null ? {} : ({ [k]: v } as Record<K, V>);
+  return {
+    content: f.content,
+    filePath: f.filePath,
+    fileFormat: f.fileFormat,
+    specId: f.specId,
+    partition: partitionToJson(f.partition, partitionTypeOf(metadata, f.specId)),
+    recordCount: f.recordCount.toString(),
+    fileSizeInBytes: f.fileSizeInBytes.toString(),
+    ...opt('columnSizes', countsToJson(f.columnSizes)),
+    ...opt('valueCounts', countsToJson(f.valueCounts)),
+    ...opt('nullValueCounts', countsToJson(f.nullValueCounts)),
+    ...opt('nanValueCounts', countsToJson(f.nanValueCounts)),
+    ...opt('lowerBounds', bytesToJson(f.lowerBounds)),
+    ...opt('upperBounds', bytesToJson(f.upperBounds)),
+    ...opt('splitOffsets', f.splitOffsets?.map(String)),
+    ...opt('equalityIds', f.equalityIds ? [...f.equalityIds] : undefined),
+    ...opt('sortOrderId', f.sortOrderId),
+    ...opt('firstRowId', f.firstRowId?.toString()),
+    ...opt('referencedDataFile', f.referencedDataFile),
+    ...opt('contentOffset', f.contentOffset?.toString()),
+    ...opt('contentSizeInBytes', f.contentSizeInBytes?.toString()),
+  };
+}
+
+export function dataFileFromJson(j: DataFileJson, metadata: TableMetadata): DataFile {
+  return {
+    content: j.content,
+    filePath: j.filePath,
+    fileFormat: j.fileFormat,
+    specId: j.specId,
+    partition: partitionFromJson(j.partition, partitionTypeOf(metadata, j.specId)),
+    recordCount: BigInt(j.recordCount),
+    fileSizeInBytes: BigInt(j.fileSizeInBytes),
+    ...(j.columnSizes ? { columnSizes: countsFromJson(j.columnSizes) } : {}),
+    ...(j.valueCounts ? { valueCounts: countsFromJson(j.valueCounts) } : {}),
+    ...(j.nullValueCounts ? { nullValueCounts: countsFromJson(j.nullValueCounts) } : {}),
+    ...(j.nanValueCounts ? { nanValueCounts: countsFromJson(j.nanValueCounts) } : {}),
+    ...(j.lowerBounds ? { lowerBounds: bytesFromJson(j.lowerBounds) } : {}),
+    ...(j.upperBounds ? { upperBounds: bytesFromJson(j.upperBounds) } : {}),
+    ...(j.splitOffsets ? { splitOffsets: j.splitOffsets.map((s) => BigInt(s)) } : {}),
+    ...(j.equalityIds ? { equalityIds: j.equalityIds } : {}),
+    ...(j.sortOrderId !== undefined ? { sortOrderId: j.sortOrderId } : {}),
+    ...(j.firstRowId !== undefined ? { firstRowId: BigInt(j.firstRowId) } : {}),
+    ...(j.referencedDataFile !== undefined ? { referencedDataFile: j.referencedDataFile } : {}),
+    ...(j.contentOffset !== undefined ? { contentOffset: BigInt(j.contentOffset) } : {}),
+    ...(j.contentSizeInBytes !== undefined ? { contentSizeInBytes: BigInt(j.contentSizeInBytes) } : {}),
+  };
+}
+
+export type { PartitionSpec };

@@ -1,0 +1,159 @@
+/**
+ * The messages of the compaction flow (DESIGN.md "The flow"): the same JSON in the CLI,
+ * the local runner, the tests and Step Functions. Every field is plain JSON: longs are
+ * decimal strings, bytes are base64, so a message survives any hop unchanged.
+ */
+import type { DataFile, FileContent, FileFormat } from '../iceberg/manifest.js';
+import type { IcebergValue, Row } from '../iceberg/values.js';
+
+/** A table reference: its location, and the S3 endpoint when not AWS. */
+export interface TableRef {
+  readonly location: string;
+  readonly s3Endpoint?: string;
+}
+
+export type CompactionMode = 'major' | 'minor';
+export type CompactionStrategy = 'binpack' | 'sort';
+
+/** Thresholds and targets; unset fields default from the table's properties (see policy.ts). */
+export interface CompactionPolicy {
+  readonly targetFileSizeBytes?: number;
+  readonly minFileSizeBytes?: number;
+  readonly maxFileSizeBytes?: number;
+  readonly minInputFiles?: number;
+  readonly deleteFileThreshold?: number;
+  readonly deleteRatioThreshold?: number;
+  /** Partitions with a commit in the last N minutes wait. */
+  readonly quietMinutes?: number;
+  /** Partition filter, e.g. `action = 'click' and ts_hour >= 10`. */
+  readonly where?: string;
+  readonly mode?: CompactionMode;
+  readonly strategy?: CompactionStrategy;
+  readonly maxGroupBytes?: number;
+  readonly maxGroups?: number;
+}
+
+export interface PlanRequest {
+  readonly table: TableRef;
+  readonly policy?: CompactionPolicy;
+}
+
+/** A data or delete file as it travels in messages. */
+export interface DataFileJson {
+  readonly content: FileContent;
+  readonly filePath: string;
+  readonly fileFormat: FileFormat;
+  readonly specId: number;
+  /** Partition values in the JSON single-value form of their types. */
+  readonly partition: Record<string, unknown>;
+  readonly recordCount: string;
+  readonly fileSizeInBytes: string;
+  readonly columnSizes?: Record<string, string>;
+  readonly valueCounts?: Record<string, string>;
+  readonly nullValueCounts?: Record<string, string>;
+  readonly nanValueCounts?: Record<string, string>;
+  /** base64 of the single-value serialization. */
+  readonly lowerBounds?: Record<string, string>;
+  readonly upperBounds?: Record<string, string>;
+  readonly splitOffsets?: string[];
+  readonly equalityIds?: number[];
+  readonly sortOrderId?: number;
+  readonly firstRowId?: string;
+  readonly referencedDataFile?: string;
+  readonly contentOffset?: string;
+  readonly contentSizeInBytes?: string;
+}
+
+/** An input of a group: a live data file, its data sequence number, and the deletes that reach it. */
+export interface GroupInput {
+  readonly file: DataFileJson;
+  readonly dataSequenceNumber: string;
+  readonly deletes: readonly { readonly file: DataFileJson; readonly dataSequenceNumber: string }[];
+}
+
+export interface GroupEstimate {
+  readonly bytesToRead: number;
+  readonly bytesToWrite: number;
+  readonly filesIn: number;
+  readonly filesOut: number;
+  /** Live rows after deletes, estimated from record counts. */
+  readonly liveRows: number;
+}
+
+export interface FileGroup {
+  readonly id: string;
+  readonly specId: number;
+  readonly partition: Record<string, unknown>;
+  /** Human-readable partition, e.g. `action=click/ts_hour=2026-01-01-10`. */
+  readonly partitionPath: string;
+  readonly inputs: readonly GroupInput[];
+  readonly estimate: GroupEstimate;
+  /** Why the planner picked it: `too-small`, `too-large`, `deletes`, `delete-ratio`. */
+  readonly reasons: readonly string[];
+  /** Output sequence number for minor mode (an interval no equality delete falls in). */
+  readonly outputSequenceNumber?: string;
+}
+
+export interface TableSummary {
+  readonly dataFilesBefore: number;
+  readonly dataFilesAfter: number;
+  readonly deleteFilesBefore: number;
+  readonly deleteFilesAfter: number;
+  readonly bytesBefore: number;
+  readonly bytesAfter: number;
+  /** Bytes the plan rewrites over the table's live bytes. */
+  readonly rewriteRatio: number;
+}
+
+export interface Plan {
+  readonly table: TableRef;
+  readonly policy: Required<Omit<CompactionPolicy, 'where'>> & Pick<CompactionPolicy, 'where'>;
+  /** Snapshot the plan was made from; rewritten files take its sequence number. */
+  readonly startingSnapshotId: string | null;
+  readonly startingSequenceNumber: string;
+  readonly formatVersion: number;
+  readonly groups: readonly FileGroup[];
+  readonly summary: TableSummary;
+  /** Files left alone because we cannot rewrite their format (path, format). */
+  readonly skipped: readonly { readonly path: string; readonly reason: string }[];
+  readonly createdAtMs: number;
+}
+
+/** Order-independent proof of a group's content. */
+export interface Checksums {
+  readonly rowsIn: string;
+  readonly rowsOut: string;
+  /** Hex of the sum (mod 2^64) of the 64-bit hashes of every live row. */
+  readonly hashIn: string;
+  readonly hashOut: string;
+}
+
+export interface GroupResult {
+  readonly groupId: string;
+  readonly outputs: readonly DataFileJson[];
+  /** Delete files every target of which this group rewrote. */
+  readonly obsoleteDeletes: readonly DataFileJson[];
+  /** Location of the Avro compaction map (binpack only). */
+  readonly compactionMap?: string;
+  readonly checksums: Checksums;
+  readonly bytesRead: number;
+  readonly bytesWritten: number;
+  readonly durationMs: number;
+}
+
+export interface AbortedGroup {
+  readonly groupId: string;
+  readonly reason: string;
+}
+
+export interface CommitResult {
+  readonly snapshotId: string | null;
+  readonly committedGroups: readonly string[];
+  readonly abortedGroups: readonly AbortedGroup[];
+  readonly deletesRebased: number;
+  readonly attempts: number;
+  readonly filesRemoved: number;
+  readonly filesAdded: number;
+}
+
+export type { DataFile, IcebergValue, Row };
