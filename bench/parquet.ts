@@ -78,42 +78,49 @@ async function main(): Promise<void> {
   const batches: arrow.RecordBatch[] = [];
   for (let from = 0; from < ROWS; from += BATCH) batches.push(makeBatch(from, Math.min(BATCH, ROWS - from)));
 
+  console.log(
+    `parquet bench: ${ROWS.toLocaleString('en-US')} rows × 6 columns (long, int, double, string, timestamptz, decimal(18,2)), ` +
+      `ZSTD, ${ROW_GROUP_ROWS}-row groups; median of ${RUNS} runs; node ${process.version}`,
+  );
+  try {
+    for (const dictionary of [true, false]) await run(io, dir, batches, dictionary);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  console.log(`peak RSS: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
+}
+
+async function run(io: LocalFileIO, dir: string, batches: readonly arrow.RecordBatch[], dictionary: boolean): Promise<void> {
   const writeTimes: number[] = [];
   const readTimes: number[] = [];
   let fileSize = 0;
   let rowGroups = 0;
-  try {
-    for (let run = 0; run < RUNS; run++) {
-      const path = join(dir, `run-${run}.parquet`);
-      let t = performance.now();
-      const w = ParquetWriter.open(io, path, schema, { rowGroupRows: ROW_GROUP_ROWS });
-      for (const b of batches) await w.write(b);
-      const written = await w.close();
-      writeTimes.push(performance.now() - t);
-      fileSize = written.fileSizeInBytes;
-      rowGroups = written.rowGroupCount;
+  for (let r = 0; r < RUNS; r++) {
+    const path = join(dir, `run-${r}.parquet`);
+    let t = performance.now();
+    const w = ParquetWriter.open(io, path, schema, { rowGroupRows: ROW_GROUP_ROWS, dictionary });
+    for (const b of batches) await w.write(b);
+    const written = await w.close();
+    writeTimes.push(performance.now() - t);
+    fileSize = written.fileSizeInBytes;
+    rowGroups = written.rowGroupCount;
 
-      t = performance.now();
-      const file = await openParquet(io, path);
-      let rows = 0;
-      for await (const b of readRowGroups(file)) rows += b.numRows;
-      file.close();
-      readTimes.push(performance.now() - t);
-      if (rows !== ROWS) throw new Error(`read ${rows} rows, wrote ${ROWS}`);
-      rmSync(path);
-    }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
+    t = performance.now();
+    const file = await openParquet(io, path);
+    let rows = 0;
+    for await (const b of readRowGroups(file)) rows += b.numRows;
+    file.close();
+    readTimes.push(performance.now() - t);
+    if (rows !== ROWS) throw new Error(`read ${rows} rows, wrote ${ROWS}`);
+    rmSync(path);
   }
-
   const mb = fileSize / 1e6;
   const report = (what: string, ms: number): string =>
-    `${what}: ${(ms / 1000).toFixed(3)} s, ${Math.round(ROWS / (ms / 1000)).toLocaleString('en-US')} rows/s, ${(mb / (ms / 1000)).toFixed(1)} MB/s of Parquet`;
-  console.log(`parquet bench: ${ROWS.toLocaleString('en-US')} rows × 6 columns (long, int, double, string, timestamptz, decimal(18,2)), ZSTD, ${ROW_GROUP_ROWS}-row groups`);
-  console.log(`file: ${mb.toFixed(1)} MB in ${rowGroups} row groups; median of ${RUNS} runs; node ${process.version}`);
+    `  ${what}: ${(ms / 1000).toFixed(3)} s, ${Math.round(ROWS / (ms / 1000)).toLocaleString('en-US')} rows/s, ` +
+    `${(mb / (ms / 1000)).toFixed(1)} MB/s of Parquet`;
+  console.log(`dictionary ${dictionary ? 'on (default)' : 'off'}: file ${mb.toFixed(1)} MB in ${rowGroups} row groups`);
   console.log(report('write (incl. metrics)', median(writeTimes)));
   console.log(report('read (all row groups to Arrow JS)', median(readTimes)));
-  console.log(`peak RSS: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
 }
 
 await main();

@@ -135,19 +135,21 @@ class Relocation {
     // Every metadata file of the log that still exists, then the current one.
     const files = [...metadata.metadataLog.map((e) => e.metadataFile), metadataLocation];
     const names = renameMetadataFiles(files);
-    let lastName = '';
+    // Parse every metadata file before writing any, so a broken one leaves no table behind.
+    const parsed: { file: string; metadata: TableMetadata }[] = [];
     for (let i = 0; i < files.length; i++) {
-      const isCurrent = i === files.length - 1;
-      let m: TableMetadata;
-      if (isCurrent) m = metadata;
-      else {
-        const path = isCurrent ? files[i] : this.srcPath(files[i]);
-        if (!(await this.srcIo.exists(path))) continue;
-        m = parseTableMetadata(new TextDecoder().decode(await this.srcIo.read(path)), path);
+      if (i === files.length - 1) {
+        parsed.push({ file: files[i], metadata });
+        continue;
       }
-      const out = this.rewriteMetadata(m, names);
-      lastName = names.get(normalizePath(files[i]))!;
-      await this.put(joinPath(this.dst, 'metadata', lastName), new TextEncoder().encode(serializeTableMetadata(out)));
+      const path = this.srcPath(files[i]);
+      if (!(await this.srcIo.exists(path))) continue;
+      parsed.push({ file: files[i], metadata: parseTableMetadata(new TextDecoder().decode(await this.srcIo.read(path)), path) });
+    }
+    let lastName = '';
+    for (const { file, metadata: m } of parsed) {
+      lastName = names.get(normalizePath(file))!;
+      await this.put(joinPath(this.dst, 'metadata', lastName), new TextEncoder().encode(serializeTableMetadata(this.rewriteMetadata(m, names))));
       this.rewritten++;
     }
     const version = metadataVersionOf(lastName);

@@ -114,8 +114,6 @@ interface BadInput {
   readonly says: RegExp;
   /** Commands that must fail on this file; the others must still work. */
   readonly fails: readonly Command[];
-  /** A known lib bug: a failed relocate still leaves a loadable table behind. */
-  readonly relocateLeavesTable?: string;
 }
 
 const CASES: Record<string, BadInput> = {
@@ -180,9 +178,6 @@ const CASES: Record<string, BadInput> = {
     says: /not valid JSON/,
     // Only relocate reads the metadata log's files.
     fails: ['relocate'],
-    relocateLeavesTable:
-      'lib/table/relocate.ts Relocation.run parses and writes the metadata log one file at a time, so ' +
-      'v1..v3.metadata.json are in the target when v4 fails to parse',
   },
   'manifest with bad magic': {
     fixture: 'iceberg_v2_partitioned_position_deletes',
@@ -331,21 +326,10 @@ describe.each(Object.entries(CASES))('%s', (_, c) => {
     expect(e.message).toMatch(c.says);
 
     expect(hashTree(table)).toEqual(before);
-    if (command === 'relocate' && c.relocateLeavesTable === undefined) {
+    if (command === 'relocate') {
       expect(holdsTable(target), `${target} holds a table`).toBe(false);
     }
   });
-
-  if (c.fails.includes('relocate') && c.relocateLeavesTable !== undefined) {
-    // it.fails: passes while the bug is there; when it is fixed, drop relocateLeavesTable.
-    it.fails(`relocate leaves no loadable table (known bug: ${c.relocateLeavesTable})`, async () => {
-      const table = await freshTable(c.fixture);
-      await c.corrupt(table);
-      const target = join(tempDir('packice-bad-target-'), 'moved');
-      await errorOf(runCli(args('relocate', table, target)));
-      expect(holdsTable(target)).toBe(false);
-    });
-  }
 
   it.each(c.fails.map((cmd) => [cmd]))('main prints "packice: <file>: …" for %s and exits 1', async (command) => {
     const table = await freshTable(c.fixture);
