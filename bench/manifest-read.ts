@@ -1,14 +1,18 @@
 /**
  * Manifest read throughput: writes one 100,000-entry v3 manifest (10 columns of
- * metrics, partitioned by day(ts) and bucket[16](id)) to a temp folder, then reads it
- * back N times with readManifest (inheritance applied) in a fresh child process, and
- * prints the median rate and that process's peak RSS.
+ * metrics, partitioned by day(ts) and bucket[16](id)) to a temp folder, then reads that
+ * same file N times in a fresh process per reader:
+ *   packice   readManifest (inheritance applied), this script again with --read
+ *   PyIceberg ManifestFile.fetch_manifest_entry (bench/baselines/manifest_read.py, .cache/venv)
+ *   Java      ManifestFiles.read (bench/baselines/ManifestRead.java, interop harness classpath)
+ * and prints the median rates and each process's peak RSS as a Markdown table.
  *
- *   npx tsx bench/manifest-read.ts [entries=100000] [runs=5] [deflate level=9, as Java]
+ *   npx tsx bench/manifest-read.ts [entries=100000] [runs=5] [deflate level=9, as Java] [--write] [--no-baseline]
+ *
+ * --write replaces the manifest-read section of BENCHMARKS.md.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +21,12 @@ import { type DataFile, FileContent, ManifestWriter, readManifest } from '../lib
 import type { ManifestFile } from '../lib/iceberg/manifest-list.js';
 import { partitionSpecFromJson } from '../lib/iceberg/partition.js';
 import { schemaFromJson } from '../lib/iceberg/schema.js';
+import {
+  ensureJavaClasspath, ensurePython, int, javaVersion, loadAverage, machine, machineLines, markdownTable, median, mib,
+  nodeChildArgs, parseArgs, type PhaseResult, pythonVersion, REPO_ROOT, runChild, writeSection,
+} from './report.js';
+
+const SCRIPT = fileURLToPath(import.meta.url);
 
 const schema = schemaFromJson({
   type: 'struct',
@@ -88,7 +98,7 @@ function dataFile(i: number): DataFile {
   };
 }
 
-/** Child process: read the manifest `runs` times, print one JSON line. */
+/** Child process: read the manifest `runs` times, print one JSON line (a PhaseResult). */
 async function readPhase(path: string, entries: number, runs: number): Promise<void> {
   const io = new LocalFileIO();
   const manifest: ManifestFile = {
@@ -97,31 +107,56 @@ async function readPhase(path: string, entries: number, runs: number): Promise<v
     addedRowsCount: null, existingRowsCount: 0n, deletedRowsCount: 0n, firstRowId: 0n,
   };
   const specs = new Map([[0, spec]]);
-  const wall: number[] = [];
-  const cpu: number[] = [];
+  const wallS: number[] = [];
+  const cpuS: number[] = [];
+  let recordCountSum = 0n;
   for (let r = 0; r < runs; r++) {
     const start = performance.now();
     const c0 = process.cpuUsage();
     let n = 0;
+    let sum = 0n;
     let lastRowId = 0n;
     for await (const e of readManifest(io, manifest, specs, schema)) {
       n++;
+      sum += e.dataFile.recordCount;
       lastRowId = e.dataFile.firstRowId ?? -1n;
     }
     const c = process.cpuUsage(c0);
-    const ms = performance.now() - start;
+    wallS.push((performance.now() - start) / 1000);
+    cpuS.push((c.user + c.system) / 1e6);
     if (n !== entries || lastRowId <= 0n) throw new Error(`read ${n} entries, expected ${entries}`);
-    wall.push(n / (ms / 1000));
-    cpu.push(n / ((c.user + c.system) / 1e6));
+    recordCountSum = sum;
   }
-  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-  console.log(JSON.stringify({ wall, medianWall: median(wall), medianCpu: median(cpu), maxRssKiB: process.resourceUsage().maxRSS }));
+  const result: PhaseResult = {
+    wallS, cpuS, maxRssKiB: process.resourceUsage().maxRSS, info: { recordCountSum: String(recordCountSum) },
+  };
+  console.log(JSON.stringify(result));
+}
+
+interface Reader {
+  readonly name: string;
+  readonly result: PhaseResult | null;
+  /** Why a baseline has no figures (not installed, failed). */
+  readonly skipped?: string;
+}
+
+function baseline(name: string, run: () => PhaseResult): Reader {
+  try {
+    return { name, result: run() };
+  } catch (err) {
+    const why = err instanceof Error ? err.message.split('\n')[0] : String(err);
+    console.error(`${name}: ${err instanceof Error ? err.message : String(err)}`);
+    return { name, result: null, skipped: why };
+  }
 }
 
 async function main(): Promise<void> {
-  const entries = Number(process.argv[2] ?? 100_000);
-  const runs = Number(process.argv[3] ?? 5);
-  const level = process.argv[4] === undefined ? undefined : Number(process.argv[4]);
+  const args = parseArgs(process.argv.slice(2));
+  const entries = Number(args.positional[0] ?? 100_000);
+  const runs = Number(args.positional[1] ?? 5);
+  const level = args.positional[2] === undefined ? undefined : Number(args.positional[2]);
+  const m = machine();
+  const loadBefore = loadAverage();
   const dir = mkdtempSync(join(tmpdir(), 'packice-bench-'));
   const path = join(dir, 'bench-m0.avro');
   try {
@@ -133,22 +168,83 @@ async function main(): Promise<void> {
     await writer.close();
     const writeS = (performance.now() - t0) / 1000;
     const size = statSync(path).size;
-    console.log(
-      `manifest: ${entries} entries, ${(size / 1024 / 1024).toFixed(1)} MiB (deflate level ${level ?? 9}), ` +
-        `written in ${writeS.toFixed(2)} s (${Math.round(entries / writeS)} entries/s, incl. building the DataFiles)`,
-    );
+    const input =
+      `one v3 data manifest, ${int(entries)} entries (10 columns of metrics each, partition day(ts) + bucket[16](id)), ` +
+      `${(size / 1024 / 1024).toFixed(1)} MiB, deflate level ${level ?? 9}; packice wrote it in ${writeS.toFixed(1)} s ` +
+      `(${int(entries / writeS)} entries/s, incl. building the DataFiles)`;
+    console.log(input);
 
-    const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--read', path, String(entries), String(runs)], {
-      encoding: 'utf8',
+    const readers: Reader[] = [];
+    const [node, nodeArgs] = nodeChildArgs(SCRIPT, ['--read', path, String(entries), String(runs)]);
+    readers.push({ name: `packice \`readManifest\``, result: runChild(node, nodeArgs, 'packice read') });
+    const versions: string[] = [];
+    if (args.baseline) {
+      const python = ensurePython();
+      const pyVersion = python ? pythonVersion(python) : null;
+      if (pyVersion) versions.push(pyVersion);
+      readers.push(
+        baseline('PyIceberg `ManifestFile.fetch_manifest_entry`', () => {
+          if (!python) throw new Error('no .cache/venv (scripts/setup-python.sh failed)');
+          const script = join(REPO_ROOT, 'bench', 'baselines', 'manifest_read.py');
+          return runChild(python, [script, path, String(entries), String(runs), String(SNAPSHOT_ID)], 'PyIceberg read');
+        }),
+      );
+      const classpath = ensureJavaClasspath();
+      const jv = classpath ? javaVersion() : null;
+      if (jv) versions.push(jv);
+      readers.push(
+        baseline('Java Iceberg `ManifestFiles.read`', () => {
+          if (!classpath) throw new Error('no interop classpath (scripts/setup-java.sh failed)');
+          const source = join(REPO_ROOT, 'bench', 'baselines', 'ManifestRead.java');
+          return runChild('java', ['-cp', classpath, source, path, String(entries), String(runs), String(SNAPSHOT_ID)], 'Java read');
+        }),
+      );
+    }
+    const loadAfter = loadAverage();
+
+    const sums = new Set(readers.flatMap((r) => (r.result?.info?.recordCountSum !== undefined ? [String(r.result.info.recordCountSum)] : [])));
+    if (sums.size > 1) throw new Error(`the readers disagree on the sum of record counts: ${[...sums].join(' vs ')}`);
+
+    const ours = median(readers[0].result?.wallS ?? [1]);
+    const rows = readers.map((r): string[] => {
+      const res = r.result;
+      const version = res?.info?.version !== undefined ? ` ${res.info.version}` : '';
+      if (!res) return [`${r.name}`, `not run: ${r.skipped ?? ''}`, '', '', '', ''];
+      const rates = res.wallS.map((s) => entries / s);
+      return [
+        `${r.name}${version}`,
+        `**${int(entries / median(res.wallS))}**`,
+        int(entries / median(res.cpuS)),
+        `${(ours / median(res.wallS)).toFixed(2)}×`,
+        rates.map(int).join(', '),
+        mib(res.maxRssKiB),
+      ];
     });
-    if (child.status !== 0) throw new Error(`read phase failed: ${child.stderr}`);
-    const r = JSON.parse(child.stdout.trim().split('\n').pop() as string) as {
-      wall: number[]; medianWall: number; medianCpu: number; maxRssKiB: number;
-    };
-    console.log(`read x${runs} (readManifest, fresh process): median ${Math.round(r.medianWall)} entries/s wall, ` +
-      `${Math.round(r.medianCpu)} entries per CPU-second; runs: ${r.wall.map(Math.round).join(', ')}`);
-    console.log(`peak RSS of the reading process: ${(r.maxRssKiB / 1024).toFixed(0)} MiB`);
-    console.log(`load average during the run: ${loadavg().map((x) => x.toFixed(2)).join(' ')} (2 cores)`);
+    const table = markdownTable(
+      ['reader', 'median entries/s (wall)', 'entries per CPU-second', 'speed vs packice', 'each run, entries/s', 'peak RSS of the process'],
+      rows,
+    );
+    console.log(`\n${table}\n`);
+    console.log(`load average ${loadBefore} → ${loadAfter} (${m.nproc} CPUs)`);
+
+    if (args.write) {
+      const command = ['npx tsx bench/manifest-read.ts', ...process.argv.slice(2)].join(' ');
+      writeSection('manifest-read', [
+        '## Manifest read',
+        '',
+        `- **Command:** \`${command}\` (also run by \`npm run bench -- --write\`)`,
+        ...machineLines(m, versions, loadBefore, loadAfter),
+        `- **Input:** ${input}. Every reader reads this same file from the local disk (page cache warm).`,
+        `- **Runs:** ${runs} reads per reader in one fresh process each; the figure is the median run. ` +
+          'The first run of each process includes its warm-up (JIT, imports).',
+        '',
+        table,
+        '',
+        '"Speed vs packice" is the median wall rate of packice divided by that of the reader: above 1× packice is faster. ' +
+          'Peak RSS is the whole reading process (runtime included). PyIceberg returns the manifest as one list, so it ' +
+          'holds every entry at once; packice streams them; Java iterates and copies each file (with its stats).',
+      ].join('\n'));
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -1,6 +1,6 @@
 import { NotFoundError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
-import { DeleteFileIndex, type ApplicableDeletes } from './delete-index.js';
+import { DeleteFileIndex, type ApplicableDeletes, type DeleteFileRef } from './delete-index.js';
 import { FileContent, readManifest, type DataFile } from './manifest.js';
 import { readManifestList, type ManifestFile } from './manifest-list.js';
 import type { PartitionSpec } from './partition.js';
@@ -22,6 +22,8 @@ export interface ScanPlan {
   readonly tasks: readonly FileScanTask[];
   /** Live delete files of the snapshot, applied or not. */
   readonly deleteFiles: readonly DataFile[];
+  /** The same, with their data sequence numbers. */
+  readonly deleteRefs: readonly DeleteFileRef[];
   readonly manifests: readonly ManifestFile[];
 }
 
@@ -35,17 +37,19 @@ export function resolveSnapshot(metadata: TableMetadata, snapshotId?: bigint): S
 /** Reads a snapshot's manifests (metadata only) and pairs each live data file with its deletes. */
 export async function planFiles(io: FileIO, metadata: TableMetadata, snapshotId?: bigint): Promise<ScanPlan> {
   const snapshot = resolveSnapshot(metadata, snapshotId);
-  if (!snapshot?.manifestList) return { snapshot, tasks: [], deleteFiles: [], manifests: [] };
+  if (!snapshot?.manifestList) return { snapshot, tasks: [], deleteFiles: [], deleteRefs: [], manifests: [] };
   const specs = specsById(metadata);
   const schema = currentSchema(metadata);
   const manifests = await readManifestList(io, snapshot.manifestList, metadata.formatVersion);
   const index = new DeleteFileIndex(specs);
   const deleteFiles: DataFile[] = [];
+  const deleteRefs: DeleteFileRef[] = [];
   await forEachLimit(manifests.filter((m) => m.content === 1), 8, async (m) => {
     for await (const e of readManifest(io, m, specs, schema)) {
       if (e.status === 2) continue;
       index.add(e);
       deleteFiles.push(e.dataFile);
+      deleteRefs.push({ file: e.dataFile, dataSequenceNumber: e.sequenceNumber ?? 0n });
     }
   });
   const tasks: FileScanTask[] = [];
@@ -62,7 +66,7 @@ export async function planFiles(io: FileIO, metadata: TableMetadata, snapshotId?
       });
     }
   });
-  return { snapshot, tasks, deleteFiles, manifests };
+  return { snapshot, tasks, deleteFiles, deleteRefs, manifests };
 }
 
 /** Runs `fn` over items with at most `limit` in flight; order of completion is not kept. */

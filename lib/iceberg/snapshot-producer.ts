@@ -13,7 +13,8 @@ import type { TableRequirement, TableUpdate } from './table-update.js';
 
 /** What one commit changes. Every later feature (compaction, row deltas) commits through this. */
 export interface SnapshotChanges {
-  readonly addedDataFiles?: readonly DataFile[];
+  /** Data files to add; a pair sets that file's data sequence number (minor compaction). */
+  readonly addedDataFiles?: readonly (DataFile | { readonly file: DataFile; readonly dataSequenceNumber: bigint })[];
   readonly addedDeleteFiles?: readonly DataFile[];
   /**
    * Files to remove; each must be live in the parent snapshot. A path removes every
@@ -69,7 +70,11 @@ export async function produceSnapshot(io: FileIO, base: TableMetadata, changes: 
   const specs = specsById(base);
   const commitUuid = randomUUID();
   const written: string[] = [];
-  const addedData = changes.addedDataFiles ?? [];
+  const addedEntries = (changes.addedDataFiles ?? []).map((f) =>
+    'file' in f ? f : { file: f, dataSequenceNumber: changes.dataSequenceNumber },
+  );
+  const addedData = addedEntries.map((e) => e.file);
+  const seqOf = new Map(addedEntries.map((e) => [e.file, e.dataSequenceNumber]));
   const addedDeletes = changes.addedDeleteFiles ?? [];
   const toRemove = new Map((changes.removedFiles ?? []).map((f) => (typeof f === 'string' ? [normalizePath(f), f] : [removalKey(f), f.filePath])));
   const matches = (f: DataFile): string | undefined => {
@@ -100,7 +105,8 @@ export async function produceSnapshot(io: FileIO, base: TableMetadata, changes: 
     for (const [specId, list] of bySpec) {
       const path = nextManifestPath();
       const writer = new ManifestWriter(io, path, { formatVersion: v, spec: specById(base, specId), schema, snapshotId, content });
-      for (const f of list) writer.add(f, changes.dataSequenceNumber);
+      // Delete files always take the commit's sequence number.
+      for (const f of list) writer.add(f, content === 0 ? (seqOf.get(f) ?? changes.dataSequenceNumber) : undefined);
       newManifests.push(await writer.close());
       written.push(path);
     }

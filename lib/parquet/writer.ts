@@ -169,7 +169,6 @@ export class ParquetWriter {
   private arrowBytes = 0;
   private arrowBytesAtFlush = 0;
   private flushed = 0;
-  private flushes = 0;
   private footer: ParquetFooter | undefined;
 
   private constructor(
@@ -285,7 +284,6 @@ export class ParquetWriter {
         const { done, value } = await Promise.race([reader.read(), this.stopped]);
         if (done) break;
         this.flushed += value.length;
-        this.flushes++;
         this.arrowBytesAtFlush = this.arrowBytes;
         if (held) yield held;
         held = value;
@@ -428,6 +426,16 @@ export class RollingParquetWriter {
   /** Files finished so far. */
   get files(): readonly WrittenFile[] {
     return this.written;
+  }
+
+  /** The `nextPath` index of the file being written, or undefined between files. */
+  get currentFileIndex(): number | undefined {
+    return this.current ? this.index - 1 : undefined;
+  }
+
+  /** Rows written to the file being written (0 between files). */
+  get currentFileRecordCount(): number {
+    return this.current?.recordCount ?? 0;
   }
 
   async write(batch: arrow.RecordBatch): Promise<void> {

@@ -1,0 +1,70 @@
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { InvalidFileError, NotFoundError } from '../../lib/errors.js';
+import type { StructType } from '../../lib/iceberg/types.js';
+import type { Row } from '../../lib/iceberg/values.js';
+import type { InputFile } from '../../lib/io/file-io.js';
+import { S3FileIO } from '../../lib/io/s3.js';
+import { openParquet, readRowGroups } from '../../lib/parquet/reader.js';
+import { rowsFromBatch } from '../../lib/parquet/values.js';
+import { ParquetWriter } from '../../lib/parquet/writer.js';
+import { testS3Client } from '../support/moto.js';
+import { freshBucket, testS3Endpoint } from '../support/s3.js';
+
+const schema: StructType = {
+  type: 'struct',
+  fields: [
+    { id: 1, name: 'n', required: true, type: { type: 'long' } },
+    { id: 2, name: 's', required: false, type: { type: 'string' } },
+  ],
+};
+const rowsOf = (from: number, n: number): Row[] =>
+  Array.from({ length: n }, (_, k) => ({ n: BigInt(from + k), s: `v-${(Math.imul(from + k, 2654435761) >>> 0).toString(36)}` }));
+
+describe('Parquet on S3 (moto)', () => {
+  let io: S3FileIO;
+  let bucket: string;
+  beforeAll(async () => {
+    io = new S3FileIO({ endpoint: testS3Endpoint(), partSize: 5 * 1024 * 1024 });
+    bucket = await freshBucket();
+  });
+
+  it('streams a multi-part upload and reads row groups back by range', async () => {
+    const path = `s3://${bucket}/t/data/big.parquet`;
+    const w = ParquetWriter.open(io, path, schema, { rowGroupRows: 100_000, dictionary: false, compression: 'uncompressed' });
+    for (let from = 0; from < 400_000; from += 50_000) await w.writeRows(rowsOf(from, 50_000));
+    const written = await w.close();
+    expect(written.fileSizeInBytes).toBeGreaterThan(5 * 1024 * 1024);
+    expect((await io.stat(path)).size).toBe(written.fileSizeInBytes);
+
+    // Count the range reads: one for the footer and one per row group read.
+    const base = io.newInputFile(path);
+    const reads: Array<[number, number]> = [];
+    const counted: InputFile = {
+      path,
+      length: () => base.length(),
+      read: (s, e) => {
+        reads.push([s, e]);
+        return base.read(s, e);
+      },
+    };
+    const file = await openParquet(counted);
+    expect(file.rowGroups.map((g) => g.numRows)).toEqual([100_000, 100_000, 100_000, 100_000]);
+    const rows: Row[] = [];
+    for await (const b of readRowGroups(file, { rowGroups: [2] })) rows.push(...rowsFromBatch(b, schema));
+    expect(rows).toEqual(rowsOf(200_000, 100_000));
+    const g = file.rowGroups[2];
+    expect(reads.slice(-1)).toEqual([[g.startOffset, g.startOffset + g.compressedSize]]);
+    expect(reads.length).toBe(3); // footer tail, first 4 bytes, row group 2
+  });
+
+  it('names the S3 location of a file that is not Parquet, and keeps NotFoundError for a missing one', async () => {
+    const key = 't/data/not.parquet';
+    await testS3Client(testS3Endpoint()).send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: 'hello, this is not a parquet file' }));
+    const path = `s3://${bucket}/${key}`;
+    const err = await openParquet(io, path).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InvalidFileError);
+    expect((err as Error).message).toContain(path);
+    await expect(openParquet(io, `s3://${bucket}/t/data/absent.parquet`)).rejects.toThrow(NotFoundError);
+  });
+});
