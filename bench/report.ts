@@ -114,8 +114,11 @@ export function pythonVersion(python: string): string | null {
   return firstLine(python, ['--version']);
 }
 
+/** `openjdk version "17.0.15" 2025-04-15` → `Java 17.0.15 (openjdk)`. */
 export function javaVersion(): string | null {
-  return firstLine('java', ['-version']);
+  const line = firstLine('java', ['-version']);
+  const m = line ? /^(\S+) version "([^"]+)"/.exec(line) : null;
+  return m ? `Java ${m[2]} (${m[1]})` : line;
 }
 
 /** The 1-, 5- and 15-minute load averages, e.g. "3.91 4.02 4.20". */

@@ -63,7 +63,7 @@ public final class ManifestRead {
     }
     System.out.println(
         "{\"wallS\":[" + wall + "],\"cpuS\":[" + cpu + "],\"maxRssKiB\":" + peakRssKiB()
-            + ",\"info\":{\"version\":\"" + org.apache.iceberg.ManifestFiles.class.getPackage().getImplementationVersion()
+            + ",\"info\":{\"version\":\"" + org.apache.iceberg.IcebergBuild.version()
             + "\",\"jvm\":\"" + System.getProperty("java.vm.name") + " " + System.getProperty("java.version")
             + "\",\"recordCountSum\":\"" + recordCountSum + "\"}}");
   }

@@ -9,6 +9,8 @@ import { scanRows } from '../table/scan.js';
 import { relocateTable } from '../table/relocate.js';
 import { runDemo } from './demo.js';
 import { formatBytes } from './format.js';
+import { registerPlanCommands } from './plan-commands.js';
+import { registerCompactCommand } from './compact-command.js';
 
 interface GlobalOptions {
   s3Endpoint?: string;
@@ -89,6 +91,8 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       await runDemo(folder, { json: o.json === true, out });
     });
 
+  registerPlanCommands(program, out, (m) => openOptions(program, m));
+  registerCompactCommand(program, out, () => openOptions(program).s3Endpoint);
   return program;
 }
 

@@ -1,0 +1,338 @@
+/**
+ * The proof a rewrite carries (DESIGN.md invariant 1): the number of live rows and an
+ * order-independent 64-bit hash of them, computed over the inputs as read (deletes applied)
+ * and over the outputs as re-read.
+ *
+ * Row hash: the row's canonical encoding (below) is a stream of 32-bit words mixed by two
+ * 32-bit lanes. Lane A is MurmurHash3 x86_32's block step (c1 0xcc9e2d51, c2 0x1b873593);
+ * lane B the same shape with xxHash32's primes (0x85ebca77, 0xc2b2ae3d) and other rotations,
+ * so the lanes are different functions, not one function under two seeds. Both are finished
+ * with murmur3's fmix32 after folding in the word count and each other (as MurmurHash3
+ * x86_128 does); the 64-bit row hash is A·2^32 + B. Not cryptographic: it catches lost,
+ * duplicated and altered rows, not an adversary.
+ *
+ * Set hash: the sum of the row hashes mod 2^64, so row order does not matter; it is kept as
+ * two 32-bit halves with a carry, which keeps BigInt off the per-row path.
+ *
+ * Canonical encoding, fields in ascending field id (nested structs too), each as its id and
+ * then its value:
+ *   null → 0 · boolean → 1, 0|1 · int, long, date, time, timestamps, decimal (unscaled) →
+ *   2, low and high word of the 64-bit two's complement (decimals beyond 64 bits: 3, sign,
+ *   word count, magnitude words) · float, double → 4, the two words of the IEEE double (one NaN)
+ *   · string, uuid → 5, UTF-16 length, code units two per word · fixed, binary → 6, length,
+ *   bytes four per word · list → 7, length, elements · map → 8, length, key and value of each
+ *   entry · struct → 9, its fields · unknown → 0.
+ * Values are typed by the schema, so an int promoted to long hashes like the long it reads as.
+ */
+import { indexById, type Schema } from '../iceberg/schema.js';
+import type { IcebergType, NestedField, StructType } from '../iceberg/types.js';
+import type { IcebergValue, Row } from '../iceberg/values.js';
+import { LAST_UPDATED_SEQUENCE_NUMBER_FIELD, ROW_ID_FIELD } from '../table/scan.js';
+
+const A1 = 0xcc9e2d51;
+const A2 = 0x1b873593;
+const B1 = 0x85ebca77;
+const B2 = 0xc2b2ae3d;
+const SEED_A = 0x9747b28c;
+const SEED_B = 0x2f1b6c3d;
+
+function fmix32(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+/** The mixing state of one row hash. */
+class Lanes {
+  a = SEED_A;
+  b = SEED_B;
+  n = 0;
+
+  reset(): void {
+    this.a = SEED_A;
+    this.b = SEED_B;
+    this.n = 0;
+  }
+
+  word(w: number): void {
+    let k = Math.imul(w | 0, A1);
+    k = (k << 15) | (k >>> 17);
+    k = Math.imul(k, A2);
+    let a = this.a ^ k;
+    a = (a << 13) | (a >>> 19);
+    this.a = (Math.imul(a, 5) + 0xe6546b64) | 0;
+
+    let j = Math.imul(w ^ 0x5bd1e995, B1);
+    j = (j << 13) | (j >>> 19);
+    j = Math.imul(j, B2);
+    let b = this.b ^ j;
+    b = (b << 17) | (b >>> 15);
+    this.b = (Math.imul(b, 9) + 0x165667b1) | 0;
+    this.n++;
+  }
+
+  /** Finishes: [high, low] words of the 64-bit row hash. */
+  finish(out: Uint32Array): void {
+    let a = this.a ^ this.n;
+    let b = this.b ^ Math.imul(this.n, 0x27d4eb2f);
+    a = (a + b) | 0;
+    b = (b + a) | 0;
+    a = fmix32(a);
+    b = fmix32(b);
+    a = (a + b) | 0;
+    b = (b + a) | 0;
+    out[0] = a >>> 0;
+    out[1] = b >>> 0;
+  }
+}
+
+type Encoder = (v: IcebergValue, s: Lanes) => void;
+
+const TWO_32 = 4294967296;
+const F64 = new Float64Array(1);
+const F64_WORDS = new Uint32Array(F64.buffer);
+const LONG_MIN = -(2n ** 63n);
+const LONG_MAX = 2n ** 63n - 1n;
+const SAFE = 2n ** 53n;
+
+function integer(v: number | bigint, s: Lanes): void {
+  if (typeof v === 'number') {
+    s.word(2);
+    s.word(v >>> 0);
+    s.word(Math.floor(v / TWO_32) | 0);
+    return;
+  }
+  if (v > -SAFE && v < SAFE) {
+    integer(Number(v), s);
+    return;
+  }
+  if (v >= LONG_MIN && v <= LONG_MAX) {
+    const u = BigInt.asUintN(64, v);
+    s.word(2);
+    s.word(Number(u & 0xffffffffn));
+    s.word(Number(u >> 32n));
+    return;
+  }
+  // Wide decimals: sign and magnitude.
+  let m = v < 0n ? -v : v;
+  const words: number[] = [];
+  while (m > 0n) {
+    words.push(Number(m & 0xffffffffn));
+    m >>= 32n;
+  }
+  s.word(3);
+  s.word(v < 0n ? 1 : 0);
+  s.word(words.length);
+  for (const w of words) s.word(w);
+}
+
+function float(v: number, s: Lanes): void {
+  F64[0] = Number.isNaN(v) ? Number.NaN : v;
+  s.word(4);
+  s.word(F64_WORDS[0]);
+  s.word(F64_WORDS[1]);
+}
+
+function text(v: string, s: Lanes): void {
+  const n = v.length;
+  s.word(5);
+  s.word(n);
+  let i = 0;
+  for (; i + 1 < n; i += 2) s.word(v.charCodeAt(i) | (v.charCodeAt(i + 1) << 16));
+  if (i < n) s.word(v.charCodeAt(i));
+}
+
+function bytes(v: Uint8Array, s: Lanes): void {
+  const n = v.length;
+  s.word(6);
+  s.word(n);
+  let i = 0;
+  for (; i + 3 < n; i += 4) s.word(v[i] | (v[i + 1] << 8) | (v[i + 2] << 16) | (v[i + 3] << 24));
+  if (i < n) {
+    let w = 0;
+    for (let k = 0; i < n; i++, k += 8) w |= v[i] << k;
+    s.word(w);
+  }
+}
+
+function encoderFor(type: IcebergType): Encoder {
+  switch (type.type) {
+    case 'boolean':
+      return (v, s) => {
+        if (v === null) return s.word(0);
+        s.word(1);
+        s.word(v ? 1 : 0);
+      };
+    case 'int':
+    case 'date':
+    case 'long':
+    case 'time':
+    case 'timestamp':
+    case 'timestamptz':
+    case 'timestamp_ns':
+    case 'timestamptz_ns':
+    case 'decimal':
+      return (v, s) => (v === null ? s.word(0) : integer(v as number | bigint, s));
+    case 'float':
+    case 'double':
+      return (v, s) => (v === null ? s.word(0) : float(v as number, s));
+    case 'string':
+    case 'uuid':
+      return (v, s) => (v === null ? s.word(0) : text(v as string, s));
+    case 'fixed':
+    case 'binary':
+      return (v, s) => (v === null ? s.word(0) : bytes(v as Uint8Array, s));
+    case 'unknown':
+      return (_v, s) => s.word(0);
+    case 'list': {
+      const element = encoderFor(type.element);
+      return (v, s) => {
+        if (v === null) return s.word(0);
+        const list = v as IcebergValue[];
+        s.word(7);
+        s.word(list.length);
+        for (const e of list) element(e ?? null, s);
+      };
+    }
+    case 'map': {
+      const key = encoderFor(type.key);
+      const value = encoderFor(type.value);
+      return (v, s) => {
+        if (v === null) return s.word(0);
+        const entries = v as Array<[IcebergValue, IcebergValue]>;
+        s.word(8);
+        s.word(entries.length);
+        for (const [k, x] of entries) {
+          key(k ?? null, s);
+          value(x ?? null, s);
+        }
+      };
+    }
+    case 'struct': {
+      const fields = structEncoder(type.fields);
+      return (v, s) => {
+        if (v === null) return s.word(0);
+        s.word(9);
+        fields(v as Row, s);
+      };
+    }
+  }
+}
+
+function structEncoder(fields: readonly NestedField[]): (row: Row, s: Lanes) => void {
+  const parts = [...fields]
+    .sort((x, y) => x.id - y.id)
+    .map((f) => ({ id: f.id, name: f.name, encode: encoderFor(f.type) }));
+  return (row, s) => {
+    for (const p of parts) {
+      s.word(p.id);
+      p.encode(row[p.name] ?? null, s);
+    }
+  };
+}
+
+/** Hashes one row: the [high, low] words of its 64-bit hash land in `out`. */
+export type RowHashFunction = (row: Row, out: Uint32Array) => void;
+
+/**
+ * A row hash over `struct`'s fields, or only over the fields `fieldIds` names (identifier
+ * fields, at any depth; each is encoded as its id and value, in ascending id).
+ */
+export function rowHasher(struct: StructType, fieldIds?: readonly number[]): RowHashFunction {
+  const s = new Lanes();
+  if (fieldIds === undefined) {
+    const encode = structEncoder(struct.fields);
+    return (row, out) => {
+      s.reset();
+      encode(row, s);
+      s.finish(out);
+    };
+  }
+  const index = indexById(struct);
+  const parts = [...new Set(fieldIds)]
+    .sort((x, y) => x - y)
+    .map((id) => {
+      const f = index.get(id);
+      if (!f) throw new RangeError(`field id ${id} is not in the hashed schema`);
+      const path = f.path.split('.');
+      return { id, path, encode: encoderFor(f.field.type) };
+    });
+  return (row, out) => {
+    s.reset();
+    for (const p of parts) {
+      let v: IcebergValue = row;
+      for (const name of p.path) v = v === null || typeof v !== 'object' ? null : ((v as Row)[name] ?? null);
+      s.word(p.id);
+      p.encode(v, s);
+    }
+    s.finish(out);
+  };
+}
+
+/**
+ * The schema rows are proven with: the table schema's columns, then (v3) `_row_id` and
+ * `_last_updated_sequence_number`, which a rewrite must carry over too.
+ */
+export function proofSchema(schema: Schema, rowLineage: boolean): StructType {
+  return {
+    type: 'struct',
+    fields: rowLineage ? [...schema.fields, ROW_ID_FIELD, LAST_UPDATED_SEQUENCE_NUMBER_FIELD] : schema.fields,
+  };
+}
+
+/**
+ * The proof's row hash: every column, or only the identifier fields where the schema has
+ * identifier-field-ids (DESIGN.md invariant 1); the lineage columns are always included.
+ */
+export function proofHasher(schema: Schema, rowLineage: boolean): RowHashFunction {
+  const struct = proofSchema(schema, rowLineage);
+  if (schema.identifierFieldIds.length === 0) return rowHasher(struct);
+  const lineage = rowLineage ? [ROW_ID_FIELD.id, LAST_UPDATED_SEQUENCE_NUMBER_FIELD.id] : [];
+  return rowHasher(struct, [...schema.identifierFieldIds, ...lineage]);
+}
+
+/** The 64-bit hash of one row as a bigint (tests and diagnostics; the sum uses the words). */
+export function hashRow(hash: RowHashFunction, row: Row): bigint {
+  const out = new Uint32Array(2);
+  hash(row, out);
+  return (BigInt(out[0]) << 32n) | BigInt(out[1]);
+}
+
+/** Live row count and the sum mod 2^64 of the row hashes. */
+export class RowSetChecksum {
+  private hi = 0;
+  private lo = 0;
+  private rows = 0;
+  private readonly scratch = new Uint32Array(2);
+
+  constructor(private readonly hash: RowHashFunction) {}
+
+  add(row: Row): void {
+    this.hash(row, this.scratch);
+    const lo = this.lo + this.scratch[1];
+    this.lo = lo >>> 0;
+    this.hi = (this.hi + this.scratch[0] + (lo >= TWO_32 ? 1 : 0)) >>> 0;
+    this.rows++;
+  }
+
+  addAll(rows: Iterable<Row>): void {
+    for (const r of rows) this.add(r);
+  }
+
+  get count(): number {
+    return this.rows;
+  }
+
+  /** The sum as an unsigned 64-bit bigint. */
+  get sum(): bigint {
+    return (BigInt(this.hi) << 32n) | BigInt(this.lo);
+  }
+
+  /** The sum as 16 lowercase hex digits. */
+  get hex(): string {
+    return this.hi.toString(16).padStart(8, '0') + this.lo.toString(16).padStart(8, '0');
+  }
+}

@@ -1,0 +1,227 @@
+import { commitTable, type Table } from '../catalog/table.js';
+import { ValidationError } from '../errors.js';
+import { normalizePath } from '../io/path.js';
+import { DeleteFileIndex, type DeleteFileRef } from '../iceberg/delete-index.js';
+import { FileContent, type DataFile } from '../iceberg/manifest.js';
+import { partitionKey } from '../iceberg/partition.js';
+import { planFiles, type ScanPlan } from '../iceberg/scan-planning.js';
+import { ancestorsOf, specsById, type TableMetadata } from '../iceberg/table-metadata.js';
+import { produceSnapshot } from '../iceberg/snapshot-producer.js';
+import { Operation } from '../iceberg/snapshot.js';
+import { dataFileFromJson } from './data-file-json.js';
+import type { AbortedGroup, CommitResult, FileGroup, GroupResult, Plan } from './messages.js';
+
+/** Snapshot summary key listing the compaction maps a commit brought in. */
+export const COMPACTION_MAPS_SUMMARY = 'packice.compaction-maps';
+export const COMPACTION_GROUPS_SUMMARY = 'packice.compaction-groups';
+
+export interface CommitOptions {
+  /** Commit every K groups as its own snapshot (partial progress); default all in one. */
+  readonly groupsPerCommit?: number;
+  readonly retries?: number;
+}
+
+interface Attempt {
+  readonly committed: string[];
+  readonly aborted: AbortedGroup[];
+  readonly removed: number;
+  readonly added: number;
+}
+
+/**
+ * Swaps the rewritten files in with one `replace` snapshot (or one per K groups).
+ * Optimistic: on a conflict the table is reloaded and every group re-validated. A group
+ * whose input is gone, or that a writer added a position delete or deletion vector to
+ * meanwhile, is aborted (its delete is never dropped); the rest commit. Rewritten files
+ * take the starting snapshot's sequence number, so equality deletes committed meanwhile
+ * still apply to them. Work already committed is recognised and not committed twice.
+ */
+export async function commitCompaction(
+  table: Table,
+  plan: Plan,
+  results: readonly GroupResult[],
+  options: CommitOptions = {},
+): Promise<CommitResult & { readonly table: Table }> {
+  const groups = new Map(plan.groups.map((g) => [g.id, g]));
+  const per = options.groupsPerCommit ?? results.length;
+  let current = table;
+  let snapshotId: string | null = null;
+  const committed: string[] = [];
+  const aborted: AbortedGroup[] = [];
+  let attempts = 0;
+  let removed = 0;
+  let added = 0;
+  for (let i = 0; i < results.length; i += Math.max(1, per)) {
+    const chunk = results.slice(i, i + Math.max(1, per));
+    let last: Attempt | undefined;
+    let nothing = false;
+    let seen: Table = current;
+    try {
+      const r = await commitTable(
+        current,
+        async (base) => {
+          last = undefined;
+          seen = base;
+          const change = await buildChange(base, plan, chunk, groups);
+          last = change.attempt;
+          if (change.changes === undefined) {
+            nothing = true;
+            // Nothing to commit: an empty requirement-only change would still write a version.
+            throw new NothingToCommit();
+          }
+          return change.changes;
+        },
+        { ...(options.retries !== undefined ? { retries: options.retries } : {}) },
+      );
+      attempts += r.attempts;
+      current = r.table;
+      snapshotId = r.table.metadata.currentSnapshotId?.toString() ?? null;
+    } catch (e) {
+      if (!(e instanceof NothingToCommit)) throw e;
+      attempts++;
+      // Already committed (or all aborted): report the table as it stands.
+      current = seen;
+      snapshotId = seen.metadata.currentSnapshotId?.toString() ?? null;
+    }
+    if (last) {
+      committed.push(...last.committed);
+      aborted.push(...last.aborted);
+      if (!nothing) {
+        removed += last.removed;
+        added += last.added;
+      }
+    }
+  }
+  return { table: current, snapshotId, committedGroups: committed, abortedGroups: aborted, deletesRebased: 0, attempts, filesRemoved: removed, filesAdded: added };
+}
+
+class NothingToCommit extends Error {}
+
+async function buildChange(
+  base: Table,
+  plan: Plan,
+  results: readonly GroupResult[],
+  groups: ReadonlyMap<string, FileGroup>,
+): Promise<{ attempt: Attempt; changes?: Awaited<ReturnType<typeof produceSnapshot>> }> {
+  const m = base.metadata;
+  const livePlan = await planFiles(base.io, m);
+  const live = new Map(livePlan.tasks.map((t) => [normalizePath(t.dataFile.filePath), t]));
+  const startingId = plan.startingSnapshotId === null ? null : BigInt(plan.startingSnapshotId);
+  const startingSeq = BigInt(plan.startingSequenceNumber);
+  if (startingId !== null && m.currentSnapshotId !== startingId && ![...ancestorsOf(m, m.currentSnapshotId ?? undefined)].some((s) => s.snapshotId === startingId)) {
+    throw new ValidationError(
+      `Cannot determine history between starting snapshot ${startingId} and the current snapshot ${m.currentSnapshotId}`,
+      { path: m.location },
+    );
+  }
+  // Deletes committed after the plan started: those not live in the starting snapshot.
+  const concurrentDeletes = await deletesAddedSince(base, plan, livePlan);
+
+  const committed: string[] = [];
+  const aborted: AbortedGroup[] = [];
+  const removedFiles: DataFile[] = [];
+  const addedFiles: { file: DataFile; dataSequenceNumber: bigint }[] = [];
+  const maps: string[] = [];
+  for (const result of results) {
+    const group = groups.get(result.groupId);
+    if (!group) throw new ValidationError(`group ${result.groupId} is not in the plan`);
+    const outputs = result.outputs.map((o) => dataFileFromJson(o, m));
+    // Idempotence: a group whose outputs are all live was committed by an earlier run.
+    if (outputs.length > 0 && outputs.every((o) => live.has(normalizePath(o.filePath)))) {
+      committed.push(group.id);
+      continue;
+    }
+    const reason = validateGroup(group, live, concurrentDeletes);
+    if (reason !== undefined) {
+      aborted.push({ groupId: group.id, reason });
+      continue;
+    }
+    committed.push(group.id);
+    for (const input of group.inputs) removedFiles.push(live.get(normalizePath(input.file.filePath))!.dataFile);
+    const seq = group.outputSequenceNumber !== undefined ? BigInt(group.outputSequenceNumber) : startingSeq;
+    for (const o of outputs) addedFiles.push({ file: o, dataSequenceNumber: seq });
+    if (result.compactionMap) maps.push(result.compactionMap);
+  }
+  const attempt = { committed, aborted, removed: removedFiles.length, added: addedFiles.length };
+  if (removedFiles.length === 0) return { attempt };
+
+  const obsolete = obsoleteDeletes(m, livePlan, removedFiles, addedFiles, concurrentDeletes);
+  const changes = await produceSnapshot(base.io, m, {
+    addedDataFiles: addedFiles,
+    removedFiles: [...removedFiles, ...obsolete],
+    operation: Operation.Replace,
+    summary: {
+      ...(maps.length > 0 ? { [COMPACTION_MAPS_SUMMARY]: maps.join(',') } : {}),
+      [COMPACTION_GROUPS_SUMMARY]: String(committed.length),
+    },
+  });
+  return { attempt: { ...attempt, removed: removedFiles.length + obsolete.length }, changes };
+}
+
+/** Identifies a delete file; a deletion vector by its blob inside a shared Puffin file. */
+function deleteKey(f: DataFile): string {
+  return f.fileFormat === 'PUFFIN' ? `${normalizePath(f.filePath)}#${f.contentOffset}` : normalizePath(f.filePath);
+}
+
+async function deletesAddedSince(base: Table, plan: Plan, livePlan: ScanPlan): Promise<DeleteFileRef[]> {
+  const startingId = plan.startingSnapshotId === null ? undefined : BigInt(plan.startingSnapshotId);
+  if (startingId === base.metadata.currentSnapshotId) return [];
+  const before = new Set(startingId === undefined ? [] : (await planFiles(base.io, base.metadata, startingId)).deleteFiles.map(deleteKey));
+  return livePlan.deleteRefs.filter((d) => !before.has(deleteKey(d.file)));
+}
+
+/** Why a group can't commit now, or undefined when it can. */
+function validateGroup(
+  group: FileGroup,
+  live: ReadonlyMap<string, { readonly dataFile: DataFile; readonly dataSequenceNumber: bigint }>,
+  concurrent: readonly DeleteFileRef[],
+): string | undefined {
+  for (const input of group.inputs) {
+    const path = normalizePath(input.file.filePath);
+    const task = live.get(path);
+    if (!task) return `input ${input.file.filePath} is no longer live (removed by another commit)`;
+    for (const d of concurrent) {
+      const f = d.file;
+      if (f.content !== FileContent.PositionDeletes) continue; // equality deletes still apply (sequence numbers)
+      const target = f.referencedDataFile;
+      const reaches =
+        target !== undefined && target !== null
+          ? normalizePath(target) === path
+          : f.specId === task.dataFile.specId && partitionKey(f.specId, f.partition) === partitionKey(task.dataFile.specId, task.dataFile.partition);
+      if (reaches && d.dataSequenceNumber >= task.dataSequenceNumber) {
+        return `a ${f.fileFormat === 'PUFFIN' ? 'deletion vector' : 'position delete'} for input ${input.file.filePath} was committed concurrently (${f.filePath}); retry after it`;
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Delete files that were live when the plan started and that no data file still live
+ * after this commit needs (Java: RewriteFileGroup dangling DVs, dropDeleteFilesOlderThan).
+ */
+function obsoleteDeletes(
+  m: TableMetadata,
+  livePlan: ScanPlan,
+  removed: readonly DataFile[],
+  added: readonly { file: DataFile; dataSequenceNumber: bigint }[],
+  concurrent: readonly DeleteFileRef[],
+): DataFile[] {
+  const gone = new Set(removed.map((f) => normalizePath(f.filePath)));
+  const index = new DeleteFileIndex(specsById(m));
+  for (const d of livePlan.deleteRefs) {
+    index.add({ status: 1, snapshotId: null, sequenceNumber: d.dataSequenceNumber, fileSequenceNumber: null, dataFile: d.file });
+  }
+  const needed = new Set<string>();
+  const need = (file: DataFile, seq: bigint): void => {
+    const a = index.forDataFile(file, seq);
+    if (a.deletionVector) needed.add(deleteKey(a.deletionVector.file));
+    for (const d of a.positionDeletes) needed.add(deleteKey(d.file));
+    for (const d of a.equalityDeletes) needed.add(deleteKey(d.file));
+  };
+  for (const t of livePlan.tasks) if (!gone.has(normalizePath(t.dataFile.filePath))) need(t.dataFile, t.dataSequenceNumber);
+  for (const a of added) need(a.file, a.dataSequenceNumber);
+  const fresh = new Set(concurrent.map((d) => deleteKey(d.file)));
+  return livePlan.deleteRefs.map((d) => d.file).filter((f) => !needed.has(deleteKey(f)) && !fresh.has(deleteKey(f)));
+}
+

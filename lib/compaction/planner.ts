@@ -1,0 +1,426 @@
+/**
+ * The compaction planner: from the current snapshot's manifests alone (DESIGN.md invariant 7),
+ * which data files to rewrite, in which groups, and what it will cost. Selection follows Java's
+ * BinPackRewriteFilePlanner (a file is a candidate when wrongly sized or carrying too many
+ * deletes; a group is kept when it has enough files, enough content, too much content, or a
+ * delete issue), with the additions DESIGN.md asks for: a partition filter, a quiet window,
+ * groups capped to what one worker run can rewrite, and minor compaction's sequence intervals.
+ */
+import { createHash } from 'node:crypto';
+import { isLosslessNumber } from 'lossless-json';
+import type { FileIO } from '../io/file-io.js';
+import type { DeleteFileRef } from '../iceberg/delete-index.js';
+import { daysToIsoDate, toJsonValue } from '../iceberg/json-single-value.js';
+import { FileContent, type DataFile } from '../iceberg/manifest.js';
+import { isUnpartitioned, partitionKey, type PartitionSpec } from '../iceberg/partition.js';
+import { planFiles, type FileScanTask, type ScanPlan } from '../iceberg/scan-planning.js';
+import { specsById, type TableMetadata } from '../iceberg/table-metadata.js';
+import type { StructType } from '../iceberg/types.js';
+import type { Row } from '../iceberg/values.js';
+import { dataFileToJson, partitionToJson, partitionTypeOf } from './data-file-json.js';
+import type { DataFileJson, FileGroup, GroupEstimate, GroupInput, Plan, PlanRequest, TableSummary } from './messages.js';
+import { parsePartitionFilter, partitionFieldNames, type PartitionFilter } from './partition-filter.js';
+import { resolvePolicy, type ResolvedPolicy } from './policy.js';
+
+/** Why a data file is a candidate, in the order reasons are listed. */
+export const FILE_REASONS = ['too-small', 'too-large', 'deletes', 'delete-ratio', 'spec-change'] as const;
+export type FileReason = (typeof FILE_REASONS)[number];
+
+/** The only format the rewriter reads and writes. */
+const REWRITABLE_FORMAT = 'PARQUET';
+
+/** What the planner knows about one live data file, from metadata only. */
+export interface FileFacts {
+  readonly task: FileScanTask;
+  /** `partitionKey(specId, partition)`: files group by spec and partition. */
+  readonly key: string;
+  /** Partition values in their JSON single-value form. */
+  readonly partition: Record<string, unknown>;
+  readonly partitionPath: string;
+  /** The deletes a rewrite applies: the DV or position deletes, and equality deletes in major mode. */
+  readonly deletes: readonly DeleteFileRef[];
+  /**
+   * Estimated deleted rows: a DV's cardinality exactly, a position delete file's record count
+   * apportioned by record count over the data files it reaches (all of it when file-scoped).
+   * Equality deletes are not counted: how many rows they match is unknown without reading data.
+   */
+  readonly deletedRecords: number;
+  readonly equalityDeletes: number;
+  readonly reasons: readonly FileReason[];
+  /** Why the file cannot be rewritten, when it cannot. */
+  readonly unrewritable?: string;
+}
+
+/** A delete file's identity: DVs share Puffin files, so the blob offset is part of it. */
+export function deleteKey(f: DataFile): string {
+  return f.contentOffset === undefined || f.contentOffset === null ? f.filePath : `${f.filePath}#${f.contentOffset}`;
+}
+
+/** Bytes a reader fetches for a delete file: a DV's blob, else the whole file. */
+export function deleteBytes(f: DataFile): number {
+  return Number(f.fileFormat === 'PUFFIN' ? (f.contentSizeInBytes ?? f.fileSizeInBytes) : f.fileSizeInBytes);
+}
+
+const bySeqThenPath = (a: DeleteFileRef, b: DeleteFileRef): number =>
+  a.dataSequenceNumber < b.dataSequenceNumber ? -1 : a.dataSequenceNumber > b.dataSequenceNumber ? 1 : cmp(deleteKey(a.file), deleteKey(b.file));
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Classifies every live data file of a scan against the policy. Reads nothing. */
+export function analyzeFiles(metadata: TableMetadata, scan: ScanPlan, policy: ResolvedPolicy): FileFacts[] {
+  const minor = policy.mode === 'minor';
+  const tasks = [...scan.tasks].sort((a, b) => cmp(a.dataFile.filePath, b.dataFile.filePath));
+  // Records of the data files each position delete file reaches, to apportion its count.
+  const reach = new Map<string, bigint>();
+  for (const t of tasks) {
+    for (const d of t.deletes.positionDeletes) reach.set(deleteKey(d.file), (reach.get(deleteKey(d.file)) ?? 0n) + t.dataFile.recordCount);
+  }
+  const types = new Map<number, StructType>();
+  const typeOf = (specId: number): StructType => {
+    let t = types.get(specId);
+    if (!t) types.set(specId, (t = partitionTypeOf(metadata, specId)));
+    return t;
+  };
+  const specs = specsById(metadata);
+  return tasks.map((task) => {
+    const f = task.dataFile;
+    const dv = task.deletes.deletionVector;
+    const deletes = [
+      ...(dv ? [dv] : []),
+      ...[...task.deletes.positionDeletes].sort(bySeqThenPath),
+      ...(minor ? [] : [...task.deletes.equalityDeletes].sort(bySeqThenPath)),
+    ];
+    const records = Number(f.recordCount);
+    let deleted = dv ? Number(dv.file.recordCount) : 0;
+    for (const d of task.deletes.positionDeletes) {
+      const total = Number(reach.get(deleteKey(d.file)) ?? 0n);
+      if (total > 0) deleted += (Number(d.file.recordCount) * records) / total;
+    }
+    deleted = Math.min(deleted, records);
+    const size = Number(f.fileSizeInBytes);
+    const reasons: FileReason[] = [];
+    if (size < policy.minFileSizeBytes) reasons.push('too-small');
+    if (size > policy.maxFileSizeBytes) reasons.push('too-large');
+    // As in Java, a threshold of 0 makes every file a candidate.
+    if (deletes.length >= policy.deleteFileThreshold) reasons.push('deletes');
+    if (records > 0 && deleted > 0 && deleted / records >= policy.deleteRatioThreshold) reasons.push('delete-ratio');
+    if (f.specId !== metadata.defaultSpecId) reasons.push('spec-change');
+    const unreadable = deletes.find((d) => d.file.fileFormat !== REWRITABLE_FORMAT && d.file.fileFormat !== 'PUFFIN');
+    const unrewritable =
+      f.fileFormat !== REWRITABLE_FORMAT
+        ? `file format ${f.fileFormat} cannot be rewritten (only ${REWRITABLE_FORMAT})`
+        : unreadable
+          ? `its delete file ${unreadable.file.filePath} is ${unreadable.file.fileFormat}, which cannot be read (only ${REWRITABLE_FORMAT} and PUFFIN)`
+          : undefined;
+    const type = typeOf(f.specId);
+    return {
+      task,
+      key: partitionKey(f.specId, f.partition),
+      partition: partitionToJson(f.partition, type),
+      partitionPath: partitionPath(specs.get(f.specId)!, f.partition, type),
+      deletes,
+      deletedRecords: deleted,
+      equalityDeletes: task.deletes.equalityDeletes.length,
+      reasons,
+      ...(unrewritable ? { unrewritable } : {}),
+    };
+  });
+}
+
+/** Hive-style partition path with Java's human-readable values: `action=click/ts_hour=2026-01-01-10`. */
+export function partitionPath(spec: PartitionSpec, partition: Row, type: StructType): string {
+  return spec.fields
+    .map((pf, i) => {
+      const v = partition[pf.name];
+      let text: string;
+      if (v === null || v === undefined) text = 'null';
+      else if (pf.transform.kind === 'year') text = String(1970 + Number(v)).padStart(4, '0');
+      else if (pf.transform.kind === 'month') {
+        const m = Number(v);
+        text = `${String(1970 + Math.floor(m / 12)).padStart(4, '0')}-${String((((m % 12) + 12) % 12) + 1).padStart(2, '0')}`;
+      } else if (pf.transform.kind === 'hour') {
+        const h = Number(v);
+        text = `${daysToIsoDate(Math.floor(h / 24))}-${String(((h % 24) + 24) % 24).padStart(2, '0')}`;
+      } else {
+        const json = toJsonValue(type.fields[i].type, v);
+        text = isLosslessNumber(json) ? json.value : String(json);
+      }
+      return `${pf.name}=${encodeURIComponent(text)}`;
+    })
+    .join('/');
+}
+
+/** Plans a compaction of the table's current snapshot; reads the manifest list and manifests only. */
+export async function planCompaction(
+  io: FileIO,
+  metadata: TableMetadata,
+  request: PlanRequest,
+  options: { readonly nowMs?: number } = {},
+): Promise<Plan> {
+  const policy = resolvePolicy(metadata, request.policy);
+  const scan = await planFiles(io, metadata);
+  return planFromScan(metadata, scan, request, policy, options.nowMs ?? Date.now());
+}
+
+/** The plan for an already-read scan of the current snapshot (health reuses the scan). */
+export function planFromScan(
+  metadata: TableMetadata,
+  scan: ScanPlan,
+  request: PlanRequest,
+  policy: ResolvedPolicy,
+  nowMs: number,
+  facts: readonly FileFacts[] = analyzeFiles(metadata, scan, policy),
+): Plan {
+  const filter: PartitionFilter | undefined =
+    policy.where === undefined ? undefined : parsePartitionFilter(policy.where, partitionFieldNames(metadata), metadata.location);
+  const skipped: { path: string; reason: string }[] = [];
+  for (const f of facts) if (f.unrewritable) skipped.push({ path: f.task.dataFile.filePath, reason: f.unrewritable });
+
+  const byPartition = new Map<string, FileFacts[]>();
+  for (const f of facts) {
+    const list = byPartition.get(f.key);
+    if (list) list.push(f);
+    else byPartition.set(f.key, [f]);
+  }
+  const lastCommit = lastCommitByPartition(metadata, byPartition);
+  const quietMs = policy.quietMinutes * 60_000;
+  // Minor compaction keeps equality deletes in place, but they match by spec and partition: moving
+  // a file to the default spec would change which of them apply to its rows.
+  const specs = specsById(metadata);
+  const scopedEqualityDeletes =
+    policy.mode === 'minor' &&
+    scan.deleteFiles.some((d) => d.content === FileContent.EqualityDeletes && !isUnpartitioned(specs.get(d.specId) ?? { specId: d.specId, fields: [] }));
+
+  const groups: FileGroup[] = [];
+  const jsonCache = new Map<string, DataFileJson>();
+  for (const [key, files] of byPartition) {
+    const first = files[0];
+    if (filter && !filter.matches(first.partition)) continue;
+    const last = lastCommit.get(key);
+    if (quietMs > 0 && last !== undefined && nowMs - last < quietMs) continue;
+    let candidates = files.filter((f) => f.reasons.length > 0 && f.unrewritable === undefined);
+    if (scopedEqualityDeletes) {
+      for (const f of candidates.filter((c) => c.reasons.includes('spec-change'))) {
+        skipped.push({
+          path: f.task.dataFile.filePath,
+          reason: 'minor compaction cannot move a file to another partition spec while partition-scoped equality deletes exist',
+        });
+      }
+      candidates = candidates.filter((c) => !c.reasons.includes('spec-change'));
+    }
+    for (const run of policy.mode === 'minor' ? sequenceIntervals(candidates) : [candidates]) {
+      for (const bin of binPack(run, policy.maxGroupBytes)) {
+        if (!keepGroup(bin, policy)) continue;
+        groups.push(makeGroup(metadata, first, bin, policy, jsonCache));
+      }
+    }
+  }
+
+  // Most files removed per byte read first; the rest wait for the next run.
+  const value = (g: FileGroup): number => {
+    const deletes = new Set(g.inputs.flatMap((i) => i.deletes.map((d) => `${d.file.filePath}#${d.file.contentOffset ?? ''}`))).size;
+    // Delete files count as removed work too, or a lone file with a DV (one in, one out) would never run.
+    return (g.estimate.filesIn + deletes - g.estimate.filesOut) / Math.max(1, g.estimate.bytesToRead);
+  };
+  const values = new Map(groups.map((g) => [g.id, value(g)]));
+  groups.sort((a, b) => values.get(b.id)! - values.get(a.id)! || cmp(a.id, b.id));
+  const chosen = groups.slice(0, policy.maxGroups);
+
+  const snapshot = scan.snapshot;
+  return {
+    table: request.table,
+    policy,
+    startingSnapshotId: snapshot ? snapshot.snapshotId.toString() : null,
+    startingSequenceNumber: (snapshot?.sequenceNumber ?? 0n).toString(),
+    formatVersion: metadata.formatVersion,
+    groups: chosen,
+    summary: summarize(scan, facts, chosen),
+    skipped: skipped.sort((a, b) => cmp(a.path, b.path)),
+    createdAtMs: nowMs,
+  };
+}
+
+/** Per partition key, the time of the newest snapshot that added one of its live data files. */
+export function lastCommitByPartition(metadata: TableMetadata, byPartition: ReadonlyMap<string, readonly FileFacts[]>): Map<string, number> {
+  const times = new Map(metadata.snapshots.map((s) => [s.snapshotId, s.timestampMs]));
+  const out = new Map<string, number>();
+  for (const [key, files] of byPartition) {
+    for (const f of files) {
+      const id = f.task.snapshotId;
+      // A file whose snapshot has expired was added before every snapshot still held.
+      const t = id === null ? undefined : times.get(id);
+      if (t !== undefined && t > (out.get(key) ?? -Infinity)) out.set(key, t);
+    }
+  }
+  return out;
+}
+
+/**
+ * Minor mode: splits candidates so that every equality delete of the partition applies to all of
+ * a run's files or to none. E applies to file i iff seq_i < seq_E, so files whose sequence
+ * numbers have the same count of delete sequence numbers at or below them belong together.
+ */
+export function sequenceIntervals(files: readonly FileFacts[]): FileFacts[][] {
+  const bounds = [...new Set(files.flatMap((f) => f.task.deletes.equalityDeletes.map((d) => d.dataSequenceNumber)))].sort((a, b) =>
+    a < b ? -1 : a > b ? 1 : 0,
+  );
+  const runs = new Map<number, FileFacts[]>();
+  for (const f of files) {
+    const index = bounds.filter((b) => b <= f.task.dataSequenceNumber).length;
+    const run = runs.get(index);
+    if (run) run.push(f);
+    else runs.set(index, [f]);
+  }
+  return [...runs.entries()].sort(([a], [b]) => a - b).map(([, run]) => run);
+}
+
+/** First-fit decreasing by file size into bins of at most `capacity` bytes (a larger file gets its own). */
+export function binPack(files: readonly FileFacts[], capacity: number): FileFacts[][] {
+  const sorted = [...files].sort(
+    (a, b) => Number(b.task.dataFile.fileSizeInBytes - a.task.dataFile.fileSizeInBytes) || cmp(a.task.dataFile.filePath, b.task.dataFile.filePath),
+  );
+  const bins: { used: number; files: FileFacts[] }[] = [];
+  for (const f of sorted) {
+    const size = Number(f.task.dataFile.fileSizeInBytes);
+    const bin = bins.find((b) => b.used + size <= capacity);
+    if (bin) {
+      bin.used += size;
+      bin.files.push(f);
+    } else {
+      bins.push({ used: size, files: [f] });
+    }
+  }
+  return bins.map((b) => b.files);
+}
+
+/**
+ * Java's group filter: enoughInputFiles || enoughContent || tooMuchContent || a delete issue.
+ * A lone file is thus rewritten only to apply deletes or to split it when above the max size.
+ */
+export function keepGroup(files: readonly FileFacts[], policy: ResolvedPolicy): boolean {
+  const size = files.reduce((s, f) => s + Number(f.task.dataFile.fileSizeInBytes), 0);
+  const enoughInputFiles = files.length > 1 && files.length >= policy.minInputFiles;
+  const enoughContent = files.length > 1 && size > policy.targetFileSizeBytes;
+  const tooMuchContent = size > policy.maxFileSizeBytes;
+  const deleteIssue = files.some((f) => f.reasons.includes('deletes') || f.reasons.includes('delete-ratio'));
+  return enoughInputFiles || enoughContent || tooMuchContent || deleteIssue;
+}
+
+/** Deterministic id: the same spec, partition and inputs give the same id on every re-plan. */
+export function groupId(specId: number, key: string, paths: readonly string[]): string {
+  const h = createHash('sha256');
+  h.update(`${specId}\n${key}\n`);
+  for (const p of [...paths].sort()) h.update(`${p}\n`);
+  return h.digest('hex').slice(0, 24);
+}
+
+function makeGroup(
+  metadata: TableMetadata,
+  first: FileFacts,
+  bin: readonly FileFacts[],
+  policy: ResolvedPolicy,
+  cache: Map<string, DataFileJson>,
+): FileGroup {
+  const json = (f: DataFile, key: string): DataFileJson => {
+    let j = cache.get(key);
+    if (!j) cache.set(key, (j = dataFileToJson(f, metadata)));
+    return j;
+  };
+  // Older data first, so the rewrite keeps rows roughly in commit order.
+  const files = [...bin].sort(
+    (a, b) =>
+      (a.task.dataSequenceNumber < b.task.dataSequenceNumber ? -1 : a.task.dataSequenceNumber > b.task.dataSequenceNumber ? 1 : 0) ||
+      cmp(a.task.dataFile.filePath, b.task.dataFile.filePath),
+  );
+  const inputs: GroupInput[] = files.map((f) => ({
+    file: json(f.task.dataFile, f.task.dataFile.filePath),
+    dataSequenceNumber: f.task.dataSequenceNumber.toString(),
+    deletes: f.deletes.map((d) => ({ file: json(d.file, deleteKey(d.file)), dataSequenceNumber: d.dataSequenceNumber.toString() })),
+  }));
+  const reasons = FILE_REASONS.filter((r) => files.some((f) => f.reasons.includes(r)));
+  const maxSeq = files.reduce((m, f) => (f.task.dataSequenceNumber > m ? f.task.dataSequenceNumber : m), 0n);
+  const specId = first.task.dataFile.specId;
+  return {
+    id: groupId(specId, first.key, files.map((f) => f.task.dataFile.filePath)),
+    specId,
+    partition: first.partition,
+    partitionPath: first.partitionPath,
+    inputs,
+    estimate: estimate(files, policy),
+    reasons,
+    ...(policy.mode === 'minor' ? { outputSequenceNumber: maxSeq.toString() } : {}),
+  };
+}
+
+/**
+ * Bytes read: inputs and every distinct delete file they need. Bytes written: each input's size
+ * times its live fraction. Files out: bytes written over the target, rounded up.
+ */
+export function estimate(files: readonly FileFacts[], policy: ResolvedPolicy): GroupEstimate {
+  const deletes = new Map<string, DataFile>();
+  for (const f of files) for (const d of f.deletes) deletes.set(deleteKey(d.file), d.file);
+  let read = 0;
+  let write = 0;
+  let live = 0;
+  for (const f of files) {
+    const size = Number(f.task.dataFile.fileSizeInBytes);
+    const records = Number(f.task.dataFile.recordCount);
+    read += size;
+    write += records > 0 ? (size * (records - f.deletedRecords)) / records : size;
+    live += records - f.deletedRecords;
+  }
+  for (const d of deletes.values()) read += deleteBytes(d);
+  const bytesToWrite = Math.round(write);
+  return {
+    bytesToRead: read,
+    bytesToWrite,
+    filesIn: files.length,
+    filesOut: Math.ceil(bytesToWrite / policy.targetFileSizeBytes),
+    liveRows: Math.round(live),
+  };
+}
+
+/**
+ * The table before and after the plan. A delete file leaves when every data file it applies to is
+ * rewritten (equality deletes never in minor mode, which does not apply them). Bytes count data
+ * files and delete files (a DV by its blob); the rewrite ratio is the data bytes the plan
+ * rewrites over the data bytes of the snapshot.
+ */
+export function summarize(scan: ScanPlan, facts: readonly FileFacts[], groups: readonly FileGroup[]): TableSummary {
+  const rewritten = new Set(groups.flatMap((g) => g.inputs.map((i) => i.file.filePath)));
+  const targets = new Map<string, { file: DataFile; all: boolean }>();
+  for (const f of facts) {
+    const done = rewritten.has(f.task.dataFile.filePath);
+    for (const d of f.deletes) {
+      const k = deleteKey(d.file);
+      const t = targets.get(k);
+      if (t) t.all &&= done;
+      else targets.set(k, { file: d.file, all: done });
+    }
+  }
+  const obsolete = [...targets.values()].filter((t) => t.all);
+  const dataBytes = scan.tasks.reduce((s, t) => s + Number(t.dataFile.fileSizeInBytes), 0);
+  const deleteBytesBefore = scan.deleteFiles.reduce((s, d) => s + deleteBytes(d), 0);
+  let inputBytes = 0;
+  let written = 0;
+  let filesIn = 0;
+  let filesOut = 0;
+  for (const g of groups) {
+    for (const i of g.inputs) inputBytes += Number(i.file.fileSizeInBytes);
+    written += g.estimate.bytesToWrite;
+    filesIn += g.estimate.filesIn;
+    filesOut += g.estimate.filesOut;
+  }
+  const bytesBefore = dataBytes + deleteBytesBefore;
+  return {
+    dataFilesBefore: scan.tasks.length,
+    dataFilesAfter: scan.tasks.length - filesIn + filesOut,
+    deleteFilesBefore: scan.deleteFiles.length,
+    deleteFilesAfter: scan.deleteFiles.length - obsolete.length,
+    bytesBefore,
+    bytesAfter: bytesBefore - inputBytes + written - obsolete.reduce((s, t) => s + deleteBytes(t.file), 0),
+    rewriteRatio: dataBytes === 0 ? 0 : inputBytes / dataBytes,
+  };
+}

@@ -1,0 +1,412 @@
+/**
+ * Rewrites one file group of a plan (DESIGN.md "Compaction, major and minor", ICEBERG-RULES D):
+ * reads every input batch by batch with its deletes applied and resolved to the current schema,
+ * writes the live rows under the table's default spec (partition values recomputed per row, one
+ * rolling writer per output partition; see outputSpecId for the one exception), records where every row went (bin-pack: the compaction
+ * map) and proves, by re-reading the outputs, that the live rows are the same before anything
+ * is returned. Whatever it wrote is deleted again when anything fails.
+ *
+ * Memory: one input batch, the open row group of each output partition, the inputs' delete
+ * index and the map's runs (sort: plus one sort run, see external-sort.ts).
+ */
+import { randomUUID } from 'node:crypto';
+import { ValidationError } from '../errors.js';
+import type { FileIO } from '../io/file-io.js';
+import { normalizePath } from '../io/path.js';
+import type { DeleteFileRef } from '../iceberg/delete-index.js';
+import { FileContent, type DataFile } from '../iceberg/manifest.js';
+import { metricsConfigFromProperties, type MetricsConfig } from '../iceberg/metrics-config.js';
+import { isUnpartitioned, partitionKey, type PartitionSpec } from '../iceberg/partition.js';
+import type { FileScanTask } from '../iceberg/scan-planning.js';
+import { indexById, MetadataColumns, type Schema } from '../iceberg/schema.js';
+import { dataPath } from '../iceberg/snapshot-producer.js';
+import { UNSORTED_ORDER, type SortOrder } from '../iceberg/sort-order.js';
+import { currentSchema, defaultSortOrder, specById, type TableMetadata } from '../iceberg/table-metadata.js';
+import { applyTransform } from '../iceberg/transform.js';
+import { isPrimitive, type PrimitiveType, type StructType } from '../iceberg/types.js';
+import type { IcebergValue, Row } from '../iceberg/values.js';
+import { RollingParquetWriter } from '../parquet/writer.js';
+import { readRows } from '../table/data-reader.js';
+import { partitionFolder, toDataFile } from '../table/data-writer.js';
+import { readTask, tableNameMapping } from '../table/scan.js';
+import { proofHasher, proofSchema, RowSetChecksum } from './checksum.js';
+import { CompactionMapBuilder, compactionMapPath, safeName, writeCompactionMap } from './compaction-map.js';
+import { dataFileFromJson, dataFileToJson } from './data-file-json.js';
+import { ExternalSorter } from './external-sort.js';
+import type { DataFileJson, FileGroup, GroupInput, GroupResult, Plan } from './messages.js';
+
+export interface RewriteFaults {
+  /** Silently drop one live row before writing, so that the proof must fail. */
+  readonly dropRow?: boolean;
+  /** Throw once this many output files are finished. */
+  readonly failAfterOutputs?: number;
+}
+
+export interface RewriteOptions {
+  /** Fault injection for tests of the whole flow. */
+  readonly faults?: RewriteFaults;
+  /** Rows per batch read from an input (default: the Parquet reader's, 65,536). */
+  readonly batchSize?: number;
+  /** Sort strategy: estimated bytes of rows sorted in memory before a run spills to disk (default 64 MiB). */
+  readonly sortRunBytes?: number;
+}
+
+export const DEFAULT_SORT_RUN_BYTES = 64 * 1024 * 1024;
+const DEFAULT_BATCH_SIZE = 65_536;
+
+/**
+ * Rewrites `group` of `plan` and returns its result: output data files (not committed), the
+ * delete files it made obsolete, the compaction map (bin-pack), and the proof. Throws a
+ * ValidationError (after deleting its outputs) when the outputs' live rows differ from the inputs'.
+ */
+export async function rewriteGroup(
+  io: FileIO,
+  metadata: TableMetadata,
+  plan: Plan,
+  group: FileGroup,
+  options: RewriteOptions = {},
+): Promise<GroupResult> {
+  const started = performance.now();
+  const mode = plan.policy.mode ?? 'major';
+  const strategy = plan.policy.strategy ?? 'binpack';
+  const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
+  const schema = currentSchema(metadata);
+  const lineage = metadata.formatVersion >= 3;
+  const writeSchema = proofSchema(schema, lineage);
+  const order = strategy === 'sort' ? defaultSortOrder(metadata) : UNSORTED_ORDER;
+  if (strategy === 'sort' && order.fields.length === 0) {
+    throw new ValidationError(`group ${group.id}: cannot sort: the table has no sort order (its default order is unsorted)`, {
+      path: metadata.location,
+    });
+  }
+  const tasks = group.inputs.map((input) => scanTaskOf(metadata, input, mode));
+  const mapping = tableNameMapping(metadata);
+  const faults = options.faults ?? {};
+
+  const specId = outputSpecId(metadata, group, mode);
+  // Outputs kept in the group's own (non-default) spec keep its partition as it is.
+  const fixed = specId !== metadata.defaultSpecId && tasks.length > 0 ? tasks[0].dataFile.partition : undefined;
+  const out = new GroupWriter(io, metadata, plan, group, specById(metadata, specId), fixed, writeSchema, order, strategy === 'binpack', faults);
+  const sorter =
+    strategy === 'sort'
+      ? new ExternalSorter({ order, schema: writeSchema, runBytes: options.sortRunBytes ?? DEFAULT_SORT_RUN_BYTES, batchSize })
+      : undefined;
+  let mapPath: string | undefined;
+  try {
+    const checkIn = new RowSetChecksum(proofHasher(schema, lineage));
+    let dropPending = faults.dropRow === true;
+    for (const task of tasks) {
+      for await (const rows of readTask(io, metadata, task, schema, {
+        ...(mapping ? { mapping } : {}),
+        rowLineage: lineage,
+        positions: !sorter,
+        batchSize,
+      })) {
+        checkIn.addAll(rows);
+        if (dropPending && rows.length > 0) {
+          rows.shift();
+          dropPending = false;
+        }
+        if (sorter) await sorter.add(rows);
+        else await out.write(rows, task.dataFile.filePath);
+      }
+    }
+    if (sorter) for await (const rows of sorter.sorted()) await out.write(rows);
+    const outputs = await out.close();
+
+    // The proof: re-read what was written.
+    const checkOut = new RowSetChecksum(proofHasher(schema, lineage));
+    for (const f of outputs) {
+      for await (const batch of readRows(io, f, writeSchema, { batchSize })) checkOut.addAll(batch.rows);
+    }
+    const checksums = {
+      rowsIn: String(checkIn.count),
+      rowsOut: String(checkOut.count),
+      hashIn: checkIn.hex,
+      hashOut: checkOut.hex,
+    };
+    if (checkIn.count !== checkOut.count || checkIn.hex !== checkOut.hex) {
+      throw new ValidationError(
+        `group ${group.id}: the rewrite changed the live rows: inputs ${checksums.rowsIn} rows (hash ${checksums.hashIn}), ` +
+          `outputs ${checksums.rowsOut} rows (hash ${checksums.hashOut}); outputs deleted`,
+        { path: metadata.location },
+      );
+    }
+    let mapBytes = 0;
+    if (out.map) {
+      if (out.map.rowCount !== checkOut.count) {
+        throw new ValidationError(
+          `group ${group.id}: the compaction map covers ${out.map.rowCount} rows but ${checkOut.count} were written`,
+          { path: metadata.location },
+        );
+      }
+      mapPath = compactionMapPath(metadata, plan.startingSnapshotId, group.id);
+      mapBytes = await writeCompactionMap(io, mapPath, out.map.build());
+    }
+    return {
+      groupId: group.id,
+      outputs: outputs.map((f) => dataFileToJson(f, metadata)),
+      obsoleteDeletes: obsoleteDeletes(group),
+      ...(mapPath !== undefined ? { compactionMap: mapPath } : {}),
+      checksums,
+      bytesRead: bytesRead(tasks),
+      bytesWritten: outputs.reduce((n, f) => n + Number(f.fileSizeInBytes), 0) + mapBytes,
+      durationMs: Math.round(performance.now() - started),
+    };
+  } catch (e) {
+    await out.abort();
+    if (mapPath !== undefined) await io.deleteMany([mapPath]).catch(() => undefined);
+    throw e;
+  } finally {
+    await sorter?.cleanup();
+  }
+}
+
+/**
+ * The spec outputs are written in: the table's default spec, except in minor mode when an input
+ * has equality deletes scoped to a partition of another spec. Those deletes are not applied, and
+ * they match only files of their own spec and partition: rewritten into the default spec, their
+ * rows would come back. Then the outputs keep the group's own spec (and so its partition).
+ */
+export function outputSpecId(metadata: TableMetadata, group: FileGroup, mode: 'major' | 'minor'): number {
+  if (mode !== 'minor' || group.specId === metadata.defaultSpecId) return metadata.defaultSpecId;
+  const pending = group.inputs.some((i) =>
+    i.deletes.some((d) => d.file.content === FileContent.EqualityDeletes && !isUnpartitioned(specById(metadata, d.file.specId))),
+  );
+  return pending ? group.specId : metadata.defaultSpecId;
+}
+
+/** The scan task of an input: its file and the deletes to apply (minor mode: no equality deletes). */
+export function scanTaskOf(metadata: TableMetadata, input: GroupInput, mode: 'major' | 'minor' = 'major'): FileScanTask {
+  const dataFile = dataFileFromJson(input.file, metadata);
+  const refs: DeleteFileRef[] = input.deletes.map((d) => ({
+    file: dataFileFromJson(d.file, metadata),
+    dataSequenceNumber: BigInt(d.dataSequenceNumber),
+  }));
+  const dvs = refs.filter((r) => isDeletionVector(r.file));
+  if (dvs.length > 1) {
+    throw new ValidationError(
+      `the plan gives data file ${dataFile.filePath} ${dvs.length} deletion vectors; at most one may apply`,
+      { path: dataFile.filePath },
+    );
+  }
+  const positionDeletes = refs.filter((r) => r.file.content === FileContent.PositionDeletes && !isDeletionVector(r.file));
+  const equalityDeletes = mode === 'minor' ? [] : refs.filter((r) => r.file.content === FileContent.EqualityDeletes);
+  return {
+    dataFile,
+    spec: specById(metadata, dataFile.specId),
+    dataSequenceNumber: BigInt(input.dataSequenceNumber),
+    snapshotId: null,
+    // A deletion vector replaces the file's position delete files (spec "Scan Planning").
+    deletes: dvs.length === 1 ? { deletionVector: dvs[0], positionDeletes: [], equalityDeletes } : { positionDeletes, equalityDeletes },
+  };
+}
+
+function isDeletionVector(f: Pick<DataFile, 'content' | 'fileFormat'>): boolean {
+  return f.content === FileContent.PositionDeletes && f.fileFormat.toUpperCase() === 'PUFFIN';
+}
+
+/**
+ * Delete files the rewrite makes obsolete: deletion vectors of an input, and position delete
+ * files scoped to one input (by referenced_data_file or equal file_path bounds). Partition-scoped
+ * position deletes and equality deletes may still reach other files: the commit decides those.
+ */
+export function obsoleteDeletes(group: FileGroup): DataFileJson[] {
+  const inputs = new Set(group.inputs.map((i) => normalizePath(i.file.filePath)));
+  const out = new Map<string, DataFileJson>();
+  for (const input of group.inputs) {
+    for (const { file } of input.deletes) {
+      if (file.content !== FileContent.PositionDeletes) continue;
+      const target = file.referencedDataFile ?? (file.fileFormat.toUpperCase() === 'PUFFIN' ? undefined : singleReferencedPath(file));
+      if (target === undefined || !inputs.has(normalizePath(target))) continue;
+      out.set(`${file.filePath}#${file.contentOffset ?? ''}`, file);
+    }
+  }
+  return [...out.values()];
+}
+
+/** A position delete file's data file when its file_path bounds are equal. */
+function singleReferencedPath(file: DataFileJson): string | undefined {
+  const id = String(MetadataColumns.FILE_PATH);
+  const lower = file.lowerBounds?.[id];
+  const upper = file.upperBounds?.[id];
+  if (lower === undefined || upper === undefined || lower !== upper) return undefined;
+  return Buffer.from(lower, 'base64').toString('utf8');
+}
+
+/** Input bytes plus the delete bytes read for them (a delete file shared by inputs is read per input). */
+function bytesRead(tasks: readonly FileScanTask[]): number {
+  let n = 0;
+  for (const t of tasks) {
+    n += Number(t.dataFile.fileSizeInBytes);
+    const dv = t.deletes.deletionVector?.file;
+    if (dv) n += Number(dv.contentSizeInBytes ?? dv.fileSizeInBytes);
+    for (const d of [...t.deletes.positionDeletes, ...t.deletes.equalityDeletes]) n += Number(d.file.fileSizeInBytes);
+  }
+  return n;
+}
+
+/** Computes a row's partition tuple under a spec, with the source lookups resolved once. */
+function partitioner(spec: PartitionSpec, schema: StructType): (row: Row) => Row {
+  const index = indexById(schema);
+  const fields = spec.fields.map((pf) => {
+    const source = index.get(pf.sourceId);
+    if (!source || !isPrimitive(source.field.type)) {
+      throw new ValidationError(`partition field ${pf.name}: source column ${pf.sourceId} is not a primitive column of the schema`);
+    }
+    return { name: pf.name, path: source.path.split('.'), type: source.field.type as PrimitiveType, transform: pf.transform };
+  });
+  return (row) => {
+    const out: Row = {};
+    for (const f of fields) {
+      let v: IcebergValue = row;
+      for (const p of f.path) v = v === null || typeof v !== 'object' ? null : ((v as Row)[p] ?? null);
+      out[f.name] = applyTransform(f.transform, f.type, v);
+    }
+    return out;
+  };
+}
+
+interface PartitionOutput {
+  readonly partition: Row;
+  readonly writer: RollingParquetWriter;
+  /** Path of each file by its writer index. */
+  readonly paths: string[];
+}
+
+/**
+ * The outputs of a group: a rolling writer per partition of the output spec, and (bin-pack)
+ * the map, fed from where each write landed.
+ */
+class GroupWriter {
+  readonly map: CompactionMapBuilder | undefined;
+  private readonly partitionOf: (row: Row) => Row;
+  private readonly outputs = new Map<string, PartitionOutput>();
+  private readonly metricsConfig: MetricsConfig;
+  private readonly uuid = randomUUID();
+  private readonly prefix: string;
+  /** Every path handed to a writer, for cleanup. */
+  private readonly started: string[] = [];
+  private fileCount = 0;
+
+  constructor(
+    private readonly io: FileIO,
+    private readonly metadata: TableMetadata,
+    private readonly plan: Plan,
+    group: FileGroup,
+    private readonly spec: PartitionSpec,
+    fixedPartition: Row | undefined,
+    private readonly schema: StructType,
+    private readonly order: SortOrder,
+    withMap: boolean,
+    private readonly faults: RewriteFaults,
+  ) {
+    const table: Schema = currentSchema(metadata);
+    this.partitionOf = fixedPartition ? () => fixedPartition : partitioner(this.spec, table);
+    this.map = withMap ? new CompactionMapBuilder(group.id) : undefined;
+    this.prefix = safeName(group.id);
+    const sortIds = defaultSortOrder(metadata).fields.map((f) => f.sourceId);
+    this.metricsConfig = metricsConfigFromProperties(metadata.properties, table, sortIds);
+  }
+
+  private output(key: string, partition: Row): PartitionOutput {
+    let o = this.outputs.get(key);
+    if (o) return o;
+    const folder = partitionFolder(this.spec, partition, currentSchema(this.metadata));
+    const paths: string[] = [];
+    const writer = new RollingParquetWriter(this.io, this.schema, {
+      targetFileSizeBytes: this.plan.policy.targetFileSizeBytes,
+      metricsConfig: this.metricsConfig,
+      compression: 'zstd',
+      nextPath: (index) => {
+        const name = `${this.prefix}-${String(this.fileCount++).padStart(5, '0')}-${this.uuid}.parquet`;
+        const path = dataPath(this.metadata, folder ? `${folder}/${name}` : name);
+        paths[index] = path;
+        this.started.push(path);
+        return path;
+      },
+    });
+    o = { partition, writer, paths };
+    this.outputs.set(key, o);
+    return o;
+  }
+
+  /** Writes rows (in order); `sourceFile` with each row's `_pos` feeds the map. */
+  async write(rows: readonly Row[], sourceFile?: string): Promise<void> {
+    const byPartition = new Map<string, { partition: Row; rows: Row[] }>();
+    for (const row of rows) {
+      const partition = this.partitionOf(row);
+      const key = this.spec.fields.length === 0 ? '' : partitionKey(this.spec.specId, partition);
+      let g = byPartition.get(key);
+      if (!g) byPartition.set(key, (g = { partition, rows: [] }));
+      g.rows.push(row);
+    }
+    for (const [key, g] of byPartition) {
+      const o = this.output(key, g.partition);
+      const finishedBefore = o.writer.files.length;
+      const startPos = o.writer.currentFileRecordCount;
+      await o.writer.writeRows(g.rows);
+      if (this.map && sourceFile !== undefined) this.record(o, g.rows, sourceFile, finishedBefore, startPos);
+      this.checkFault();
+    }
+  }
+
+  /**
+   * Where the rows of one write went: the rest of the file open before it (from `startPos`), any
+   * files finished during it, then the file left open. Rolls happen only between rows.
+   */
+  private record(o: PartitionOutput, rows: readonly Row[], sourceFile: string, finishedBefore: number, startPos: number): void {
+    const segments: { path: string; start: number; count: number }[] = [];
+    const files = o.writer.files;
+    let pos = startPos;
+    for (let k = finishedBefore; k < files.length; k++) {
+      segments.push({ path: files[k].path, start: pos, count: files[k].recordCount - pos });
+      pos = 0;
+    }
+    const open = o.writer.currentFileIndex;
+    if (open !== undefined) {
+      const count = o.writer.currentFileRecordCount - pos;
+      if (count > 0) segments.push({ path: o.paths[open], start: pos, count });
+    }
+    const total = segments.reduce((n, s) => n + s.count, 0);
+    if (total !== rows.length) {
+      throw new Error(`compaction map bookkeeping: wrote ${rows.length} rows but the writer accounts for ${total}`);
+    }
+    const map = this.map!;
+    let i = 0;
+    for (const s of segments) {
+      for (let j = 0; j < s.count; j++, i++) map.add(sourceFile, Number(rows[i]._pos as bigint), s.path, s.start + j);
+    }
+  }
+
+  private finishedFiles(): number {
+    let n = 0;
+    for (const o of this.outputs.values()) n += o.writer.files.length;
+    return n;
+  }
+
+  private checkFault(): void {
+    const limit = this.faults.failAfterOutputs;
+    if (limit !== undefined && this.finishedFiles() >= limit) {
+      throw new Error(`injected fault: failing after ${this.finishedFiles()} output file(s)`);
+    }
+  }
+
+  /** Finishes every file; returns their data file entries. */
+  async close(): Promise<DataFile[]> {
+    const out: DataFile[] = [];
+    for (const o of this.outputs.values()) {
+      for (const f of await o.writer.close()) {
+        out.push(toDataFile(f, this.spec, o.partition, FileContent.Data, { sortOrderId: this.order.orderId }));
+      }
+      this.checkFault();
+    }
+    return out;
+  }
+
+  /** Stops every writer and deletes every file this group started (best effort). */
+  async abort(): Promise<void> {
+    for (const o of this.outputs.values()) await o.writer.abort().catch(() => undefined);
+    await this.io.deleteMany(this.started).catch(() => undefined);
+  }
+}

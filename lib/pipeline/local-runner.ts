@@ -1,0 +1,138 @@
+import { Worker } from 'node:worker_threads';
+import { availableParallelism } from 'node:os';
+import type { CommitOptions } from '../compaction/commit.js';
+import type { CommitResult, GroupResult, Plan, PlanRequest } from '../compaction/messages.js';
+import type { RewriteOptions } from '../compaction/rewriter.js';
+import { commitStep, planStep, rewriteStep } from './steps.js';
+
+export type ProgressEvent =
+  | { readonly kind: 'planned'; readonly plan: Plan }
+  | { readonly kind: 'group-done'; readonly groupId: string; readonly result: GroupResult }
+  | { readonly kind: 'group-failed'; readonly groupId: string; readonly error: string }
+  | { readonly kind: 'committed'; readonly commit: CommitResult };
+
+export interface LocalRunOptions {
+  /** Worker threads rewriting groups at once (default: the machine's cores); 0 rewrites in this thread. */
+  readonly parallelism?: number;
+  readonly dryRun?: boolean;
+  readonly rewrite?: RewriteOptions;
+  readonly commit?: CommitOptions;
+  readonly nowMs?: number;
+  readonly onProgress?: (e: ProgressEvent) => void;
+}
+
+export interface RunSummary {
+  readonly filesIn: number;
+  readonly filesOut: number;
+  readonly bytesRead: number;
+  readonly bytesWritten: number;
+  readonly rowsIn: number;
+  readonly rowsOut: number;
+  /** Bytes written over the live bytes of the table. */
+  readonly writeAmplification: number;
+  readonly durationMs: number;
+}
+
+export interface RunReport {
+  readonly plan: Plan;
+  readonly results: readonly GroupResult[];
+  readonly failed: readonly { readonly groupId: string; readonly error: string }[];
+  readonly commit: CommitResult | null;
+  readonly summary: RunSummary;
+}
+
+/** Plan → rewrite every group (in worker threads) → commit, as the state machine does. */
+export async function runCompaction(request: PlanRequest, options: LocalRunOptions = {}): Promise<RunReport> {
+  const started = performance.now();
+  const plan = await planStep(request, options.nowMs !== undefined ? { nowMs: options.nowMs } : {});
+  options.onProgress?.({ kind: 'planned', plan });
+  if (options.dryRun || plan.groups.length === 0) {
+    return { plan, results: [], failed: [], commit: null, summary: summarize(plan, [], null, performance.now() - started) };
+  }
+  const results: GroupResult[] = [];
+  const failed: { groupId: string; error: string }[] = [];
+  const onDone = (groupId: string, result?: GroupResult, error?: string): void => {
+    if (result) {
+      results.push(result);
+      options.onProgress?.({ kind: 'group-done', groupId, result });
+    } else {
+      failed.push({ groupId, error: error ?? 'unknown error' });
+      options.onProgress?.({ kind: 'group-failed', groupId, error: error ?? 'unknown error' });
+    }
+  };
+  const parallelism = Math.min(options.parallelism ?? availableParallelism(), plan.groups.length);
+  if (parallelism <= 0) {
+    for (const g of plan.groups) {
+      try {
+        onDone(g.id, await rewriteStep({ plan, groupId: g.id }, options.rewrite));
+      } catch (e) {
+        onDone(g.id, undefined, e instanceof Error ? e.message : String(e));
+      }
+    }
+  } else {
+    await rewriteInWorkers(plan, parallelism, options.rewrite ?? {}, onDone);
+  }
+  // Commit in plan order, whatever order the groups finished in.
+  const order = new Map(plan.groups.map((g, i) => [g.id, i]));
+  results.sort((a, b) => order.get(a.groupId)! - order.get(b.groupId)!);
+  let commit: CommitResult | null = null;
+  if (results.length > 0) {
+    commit = await commitStep({ plan, results }, options.commit);
+    options.onProgress?.({ kind: 'committed', commit });
+  }
+  return { plan, results, failed, commit, summary: summarize(plan, results, commit, performance.now() - started) };
+}
+
+async function rewriteInWorkers(
+  plan: Plan,
+  parallelism: number,
+  rewrite: RewriteOptions,
+  onDone: (groupId: string, result?: GroupResult, error?: string) => void,
+): Promise<void> {
+  const queue = plan.groups.map((g) => g.id);
+  const entry = new URL('./worker-entry.mjs', import.meta.url);
+  const module = new URL('./rewrite-worker.ts', import.meta.url).href;
+  await Promise.all(
+    Array.from({ length: parallelism }, () =>
+      new Promise<void>((resolve, reject) => {
+        const worker = new Worker(entry, { workerData: { module, plan, options: rewrite } });
+        let current: string | undefined;
+        const next = (): void => {
+          current = queue.shift();
+          if (current === undefined) {
+            void worker.terminate().then(() => resolve());
+            return;
+          }
+          worker.postMessage({ groupId: current });
+        };
+        worker.on('message', (m: { ready?: boolean; groupId?: string; result?: GroupResult; error?: { message: string } }) => {
+          if (!m.ready) onDone(m.groupId!, m.result, m.error?.message);
+          next();
+        });
+        worker.on('error', (e) => {
+          if (current !== undefined) onDone(current, undefined, e.message);
+          reject(e);
+        });
+      }),
+    ),
+  );
+}
+
+function summarize(plan: Plan, results: readonly GroupResult[], commit: CommitResult | null, durationMs: number): RunSummary {
+  const committed = new Set(commit?.committedGroups ?? []);
+  const done = results.filter((r) => committed.has(r.groupId));
+  const groups = new Map(plan.groups.map((g) => [g.id, g]));
+  const filesIn = done.reduce((n, r) => n + (groups.get(r.groupId)?.inputs.length ?? 0), 0);
+  const bytesWritten = done.reduce((n, r) => n + r.bytesWritten, 0);
+  const liveBytes = Math.max(1, plan.summary.bytesBefore);
+  return {
+    filesIn,
+    filesOut: done.reduce((n, r) => n + r.outputs.length, 0),
+    bytesRead: done.reduce((n, r) => n + r.bytesRead, 0),
+    bytesWritten,
+    rowsIn: done.reduce((n, r) => n + Number(r.checksums.rowsIn), 0),
+    rowsOut: done.reduce((n, r) => n + Number(r.checksums.rowsOut), 0),
+    writeAmplification: bytesWritten / liveBytes,
+    durationMs,
+  };
+}
