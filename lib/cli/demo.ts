@@ -9,7 +9,11 @@ import type { Row } from '../iceberg/values.js';
 import { tableInfo, type TableInfo } from '../table/info.js';
 import { appendRows, createNewTable, deleteRows } from '../table/operations.js';
 import { scanRows } from '../table/scan.js';
-import { formatDuration } from './format.js';
+import { tableHealth } from '../compaction/health.js';
+import { runCompaction } from '../pipeline/local-runner.js';
+import { formatReport } from './compact-command.js';
+import { formatBytes, formatDuration } from './format.js';
+import { formatHealth } from './plan-commands.js';
 import { formatInfo } from './main.js';
 
 export interface DemoOptions {
@@ -101,14 +105,31 @@ export async function runDemo(folder: string, options: DemoOptions): Promise<voi
   log(`  ${commits} commits and ${Math.floor(commits / 10)} deletes (${deleted} rows) in ${formatDuration(Date.now() - started)}\n\n`);
 
   table = await loadTable(location, { io });
-  const info = await tableInfo(io, table.metadata);
-  const scan = await timeFullScan(location);
+  const before = await tableInfo(io, table.metadata);
+  const scanBefore = await timeFullScan(location);
+  const health = await tableHealth(io, table.metadata);
+  if (!options.json) {
+    options.out(formatInfo(before, table.metadataLocation));
+    options.out(`full scan         ${scanBefore.rows} live rows in ${formatDuration(scanBefore.ms)}\n\n`);
+    options.out(`== health\n${formatHealth(health)}\n== compact\n`);
+  }
+  const report = await runCompaction({ table: { location } }, {});
+  if (!options.json) options.out(`${formatReport(report, false)}\n`);
+  table = await loadTable(location, { io });
+  const after = await tableInfo(io, table.metadata);
+  const scanAfter = await timeFullScan(location);
   if (options.json) {
-    options.out(`${JSON.stringify({ location, info, fullScan: scan }, null, 2)}\n`);
+    options.out(`${JSON.stringify({ location, before, after, compaction: report.summary, fullScan: { before: scanBefore, after: scanAfter } }, null, 2)}\n`);
     return;
   }
-  options.out(formatInfo(info, table.metadataLocation));
-  options.out(`full scan         ${scan.rows} live rows in ${formatDuration(scan.ms)}\n`);
+  const rows: [string, string, string][] = [
+    ['data files', String(before.dataFiles), String(after.dataFiles)],
+    ['delete files', String(before.positionDeleteFiles + before.deletionVectors + before.equalityDeleteFiles), String(after.positionDeleteFiles + after.deletionVectors + after.equalityDeleteFiles)],
+    ['bytes', formatBytes(BigInt(before.dataBytes) + BigInt(before.deleteBytes)), formatBytes(BigInt(after.dataBytes) + BigInt(after.deleteBytes))],
+    ['live rows', String(scanBefore.rows), String(scanAfter.rows)],
+    ['full scan', formatDuration(scanBefore.ms), formatDuration(scanAfter.ms)],
+  ];
+  options.out(`== before and after\n${rows.map(([k, b, a]) => `${k.padEnd(13)}${b.padStart(12)}  ->  ${a}`).join('\n')}\n`);
 }
 
 export interface ScanTiming {

@@ -213,14 +213,17 @@ function obsoleteDeletes(
     index.add({ status: 1, snapshotId: null, sequenceNumber: d.dataSequenceNumber, fileSequenceNumber: null, dataFile: d.file });
   }
   const needed = new Set<string>();
-  const need = (file: DataFile, seq: bigint): void => {
+  const need = (file: DataFile, seq: bigint, positional: boolean): void => {
     const a = index.forDataFile(file, seq);
-    if (a.deletionVector) needed.add(deleteKey(a.deletionVector.file));
-    for (const d of a.positionDeletes) needed.add(deleteKey(d.file));
+    if (positional) {
+      if (a.deletionVector) needed.add(deleteKey(a.deletionVector.file));
+      for (const d of a.positionDeletes) needed.add(deleteKey(d.file));
+    }
     for (const d of a.equalityDeletes) needed.add(deleteKey(d.file));
   };
-  for (const t of livePlan.tasks) if (!gone.has(normalizePath(t.dataFile.filePath))) need(t.dataFile, t.dataSequenceNumber);
-  for (const a of added) need(a.file, a.dataSequenceNumber);
+  for (const t of livePlan.tasks) if (!gone.has(normalizePath(t.dataFile.filePath))) need(t.dataFile, t.dataSequenceNumber, true);
+  // New files have new paths: no existing position delete or DV can name them.
+  for (const a of added) need(a.file, a.dataSequenceNumber, false);
   const fresh = new Set(concurrent.map((d) => deleteKey(d.file)));
   return livePlan.deleteRefs.map((d) => d.file).filter((f) => !needed.has(deleteKey(f)) && !fresh.has(deleteKey(f)));
 }

@@ -1,5 +1,7 @@
 import type { DataFile } from '../iceberg/manifest.js';
 import { fromJsonValue, toJsonValue } from '../iceberg/json-single-value.js';
+import { LosslessNumber } from 'lossless-json';
+import { toPlain } from '../iceberg/json.js';
 import { partitionType, type PartitionSpec } from '../iceberg/partition.js';
 import type { TableMetadata } from '../iceberg/table-metadata.js';
 import { currentSchema, specById } from '../iceberg/table-metadata.js';
@@ -26,13 +28,27 @@ export function partitionTypeOf(metadata: TableMetadata, specId: number): Struct
 
 export function partitionToJson(partition: Row, type: StructType): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const f of type.fields) out[f.name] = partition[f.name] === null || partition[f.name] === undefined ? null : toJsonValue(f.type, partition[f.name]);
+  for (const f of type.fields) {
+    const v = partition[f.name];
+    out[f.name] = v === null || v === undefined ? null : plainJson(toJsonValue(f.type, v));
+  }
   return out;
+}
+
+/** Messages are plain JSON: lossless numbers become numbers, or strings beyond 2^53. */
+function plainJson(v: unknown): unknown {
+  const p = toPlain(v);
+  return typeof p === 'bigint' ? p.toString() : p;
 }
 
 export function partitionFromJson(json: Record<string, unknown>, type: StructType): Row {
   const out: Row = {};
-  for (const f of type.fields) out[f.name] = json[f.name] === null || json[f.name] === undefined ? null : fromJsonValue(f.type, json[f.name]);
+  for (const f of type.fields) {
+    const v = json[f.name];
+    // Longs beyond 2^53 travel as strings (see plainJson).
+    const raw = f.type.type === 'long' && typeof v === 'string' ? new LosslessNumber(v) : v;
+    out[f.name] = raw === null || raw === undefined ? null : fromJsonValue(f.type, raw);
+  }
   return out;
 }
 

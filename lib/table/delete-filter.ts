@@ -39,6 +39,7 @@ export class DeleteFilter {
     dataFilePath: string,
     deletes: ApplicableDeletes,
     schemas: readonly Schema[],
+    cache?: DeleteFileCache,
   ): Promise<DeleteFilter> {
     let positions: PositionDeleteIndex | undefined;
     if (deletes.deletionVector) {
@@ -52,20 +53,16 @@ export class DeleteFilter {
       positions = new PositionDeleteIndex();
       const target = normalizePath(dataFilePath);
       for (const d of deletes.positionDeletes) {
-        for await (const batch of readRows(io, d.file, POSITION_DELETE_SCHEMA)) {
-          for (const r of batch.rows) if (normalizePath(r.file_path as string) === target) positions.add(r.pos as bigint);
-        }
+        const byPath = await (cache ?? new DeleteFileCache()).positions(io, d.file);
+        for (const pos of byPath.get(target) ?? []) positions.add(pos);
       }
     }
     const equality: EqualitySet[] = [];
     for (const d of deletes.equalityDeletes) {
       const ids = d.file.equalityIds ?? [];
-      const projection = projectionOf(ids, schemas, d.file);
       let set = equality.find((e) => sameIds(e.fieldIds, ids));
       if (!set) equality.push((set = { fieldIds: ids, keys: new Set() }));
-      for await (const batch of readRows(io, d.file, projection)) {
-        for (const r of batch.rows) set.keys.add(equalityKey(projection.fields.map((f) => r[f.name])));
-      }
+      for (const k of await (cache ?? new DeleteFileCache()).equalityKeys(io, d.file, schemas)) set.keys.add(k);
     }
     return new DeleteFilter(positions, equality);
   }
@@ -78,6 +75,51 @@ export class DeleteFilter {
     if (this.positions?.has(pos)) return true;
     for (const e of this.equality) if (e.keys.has(equalityKey(e.fieldIds.map(valueOf)))) return true;
     return false;
+  }
+}
+
+/**
+ * Parsed delete files, shared by the data files of one scan or one compaction group so
+ * that a partition's delete file is read once, not once per data file.
+ */
+export class DeleteFileCache {
+  private readonly positionFiles = new Map<string, Promise<Map<string, bigint[]>>>();
+  private readonly equalityFiles = new Map<string, Promise<Set<string>>>();
+
+  positions(io: FileIO, file: DataFile): Promise<Map<string, bigint[]>> {
+    let p = this.positionFiles.get(file.filePath);
+    if (!p) {
+      p = (async () => {
+        const byPath = new Map<string, bigint[]>();
+        for await (const batch of readRows(io, file, POSITION_DELETE_SCHEMA)) {
+          for (const r of batch.rows) {
+            const path = normalizePath(r.file_path as string);
+            const list = byPath.get(path);
+            if (list) list.push(r.pos as bigint);
+            else byPath.set(path, [r.pos as bigint]);
+          }
+        }
+        return byPath;
+      })();
+      this.positionFiles.set(file.filePath, p);
+    }
+    return p;
+  }
+
+  equalityKeys(io: FileIO, file: DataFile, schemas: readonly Schema[]): Promise<Set<string>> {
+    let p = this.equalityFiles.get(file.filePath);
+    if (!p) {
+      p = (async () => {
+        const projection = projectionOf(file.equalityIds ?? [], schemas, file);
+        const keys = new Set<string>();
+        for await (const batch of readRows(io, file, projection)) {
+          for (const r of batch.rows) keys.add(equalityKey(projection.fields.map((f) => r[f.name])));
+        }
+        return keys;
+      })();
+      this.equalityFiles.set(file.filePath, p);
+    }
+    return p;
   }
 }
 

@@ -7,7 +7,7 @@ import { currentSchema, type TableMetadata } from '../iceberg/table-metadata.js'
 import type { NestedField, StructType } from '../iceberg/types.js';
 import type { IcebergValue, Row } from '../iceberg/values.js';
 import { readRows } from './data-reader.js';
-import { DeleteFilter, projectionOf } from './delete-filter.js';
+import { DeleteFileCache, DeleteFilter, projectionOf } from './delete-filter.js';
 
 export interface ScanOptions {
   readonly snapshotId?: bigint;
@@ -34,8 +34,9 @@ export async function* scanRows(io: FileIO, metadata: TableMetadata, options: Sc
   const plan = await planFiles(io, metadata, options.snapshotId);
   const projection = options.projection ?? currentSchema(metadata);
   const mapping = tableNameMapping(metadata);
+  const deleteCache = new DeleteFileCache();
   for (const task of plan.tasks) {
-    for await (const batch of readTask(io, metadata, task, projection, { mapping, rowLineage: options.rowLineage === true })) {
+    for await (const batch of readTask(io, metadata, task, projection, { mapping, rowLineage: options.rowLineage === true, deleteCache })) {
       yield* batch;
     }
   }
@@ -47,6 +48,8 @@ export interface TaskReadOptions {
   readonly batchSize?: number;
   /** Add each row's position in its data file as `_pos` (a bigint). */
   readonly positions?: boolean;
+  /** Share parsed delete files across tasks. */
+  readonly deleteCache?: DeleteFileCache;
 }
 
 /**
@@ -60,7 +63,7 @@ export async function* readTask(
   projection: StructType,
   options: TaskReadOptions = {},
 ): AsyncIterable<Row[]> {
-  const filter = await DeleteFilter.load(io, task.dataFile.filePath, task.deletes, metadata.schemas);
+  const filter = await DeleteFilter.load(io, task.dataFile.filePath, task.deletes, metadata.schemas, options.deleteCache);
   // Equality fields the projection lacks are read under hidden names, then dropped.
   const projected = new Set(indexById(projection).keys());
   const extra = filter.equalityFieldIds.filter((id) => !projected.has(id));

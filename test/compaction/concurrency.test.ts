@@ -63,7 +63,7 @@ describe('compaction meets concurrent writers on S3', () => {
     ]);
     const commit = await commitStep({ plan, results });
     expect(commit.abortedGroups).toEqual([]);
-    expect(commit.committedGroups.sort()).toEqual(plan.groups.map((g) => g.id).sort());
+    expect([...commit.committedGroups].sort()).toEqual(plan.groups.map((g) => g.id).sort());
     expect(commit.attempts).toBeGreaterThanOrEqual(1);
 
     // The rewritten files carry the starting sequence number, below the delete's: still deleted.

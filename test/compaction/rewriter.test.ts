@@ -358,6 +358,13 @@ describe('rewriteGroup, v3: deletion vectors and row lineage', () => {
     // Committed (outputs get no first_row_id of their own), the table reads the same lineage.
     const after = await commitResults(t, plan, results);
     expect(await tableRows(after, true)).toEqual(before);
+
+    // A second compaction reads the lineage columns the first one wrote, and keeps them.
+    const again = await planAll(io, after.metadata);
+    const second: GroupResult[] = [];
+    for (const g of again.groups) second.push(await rewriteGroup(io, after.metadata, again, g));
+    expect(second.reduce((n, r) => n + Number(r.checksums.rowsOut), 0)).toBe(LIVE_V3.length);
+    expect(await tableRows(await commitResults(after, again, second), true)).toEqual(before);
   });
 });
 
@@ -429,6 +436,19 @@ describe('rewriteGroup: bounded memory', () => {
     // Small targets roll many files; the map follows every roll.
     expect(r.outputs.length).toBeGreaterThan(1);
     expect(await checkMap(t.metadata, plan, plan.groups[0], r)).toBe(live);
+  });
+});
+
+describe('rewriteGroup: rolls inside one write', () => {
+  it('maps rows of a batch split across several output files', async () => {
+    const t0 = await smallTable({ files: 2, rowsPerFile: 700 });
+    const t = (await deleteRows(t0, (r) => (r.id as bigint) % 5n === 1n)).table;
+    // A 1-byte target rolls after every piece (256 rows) the rolling writer cuts a batch into.
+    const plan = await planAll(io, t.metadata, { targetFileSizeBytes: 1 });
+    const r = await rewriteGroup(io, t.metadata, plan, plan.groups[0], { batchSize: 1000 });
+    expect(r.checksums.rowsOut).toBe('1120');
+    expect(r.outputs.map((o) => Number(o.recordCount))).toEqual([256, 256, 48, 256, 256, 48]);
+    expect(await checkMap(t.metadata, plan, plan.groups[0], r)).toBe(1120);
   });
 });
 

@@ -1,0 +1,26 @@
+import { describe, expect, it } from 'vitest';
+import { partitionFromJson, partitionToJson } from '../../lib/compaction/data-file-json.js';
+import type { StructType } from '../../lib/iceberg/types.js';
+
+const TYPE: StructType = {
+  type: 'struct',
+  fields: [
+    { id: 1000, name: 'big', required: false, type: { type: 'long' } },
+    { id: 1001, name: 'day', required: false, type: { type: 'date' } },
+    { id: 1002, name: 'score', required: false, type: { type: 'double' } },
+    { id: 1003, name: 'amount', required: false, type: { type: 'decimal', precision: 10, scale: 2 } },
+    { id: 1004, name: 'name', required: false, type: { type: 'string' } },
+  ],
+};
+
+describe('partition values in messages', () => {
+  it('are plain JSON that survives JSON.stringify and parses back exactly', () => {
+    const partition = { big: 9007199254740993n, day: 19000, score: 1.5, amount: -1234n, name: '42' };
+    const json = partitionToJson(partition, TYPE);
+    expect(JSON.stringify(json)).toBe('{"big":"9007199254740993","day":"2022-01-08","score":1.5,"amount":"-12.34","name":"42"}');
+    expect(partitionFromJson(JSON.parse(JSON.stringify(json)) as Record<string, unknown>, TYPE)).toEqual(partition);
+    const small = { big: 7n, day: null, score: null, amount: null, name: null };
+    expect(JSON.stringify(partitionToJson(small, TYPE))).toBe('{"big":7,"day":null,"score":null,"amount":null,"name":null}');
+    expect(partitionFromJson(partitionToJson(small, TYPE), TYPE)).toEqual(small);
+  });
+});
