@@ -3,7 +3,7 @@ import { ValidationError } from '../errors.js';
 import { normalizePath } from '../io/path.js';
 import { DeleteFileIndex, type DeleteFileRef } from '../iceberg/delete-index.js';
 import { FileContent, type DataFile } from '../iceberg/manifest.js';
-import { partitionKey } from '../iceberg/partition.js';
+import { isUnpartitioned, partitionKey, type PartitionSpec } from '../iceberg/partition.js';
 import { planFiles, type ScanPlan } from '../iceberg/scan-planning.js';
 import { ancestorsOf, specsById, type TableMetadata } from '../iceberg/table-metadata.js';
 import { produceSnapshot } from '../iceberg/snapshot-producer.js';
@@ -131,7 +131,7 @@ async function buildChange(
       committed.push(group.id);
       continue;
     }
-    const reason = validateGroup(group, live, concurrentDeletes);
+    const reason = validateGroup(group, outputs, live, concurrentDeletes, specsById(m));
     if (reason !== undefined) {
       aborted.push({ groupId: group.id, reason });
       continue;
@@ -173,21 +173,32 @@ async function deletesAddedSince(base: Table, plan: Plan, livePlan: ScanPlan): P
 /** Why a group can't commit now, or undefined when it can. */
 function validateGroup(
   group: FileGroup,
+  outputs: readonly DataFile[],
   live: ReadonlyMap<string, { readonly dataFile: DataFile; readonly dataSequenceNumber: bigint }>,
   concurrent: readonly DeleteFileRef[],
+  specs: ReadonlyMap<number, PartitionSpec>,
 ): string | undefined {
   for (const input of group.inputs) {
     const path = normalizePath(input.file.filePath);
     const task = live.get(path);
     if (!task) return `input ${input.file.filePath} is no longer live (removed by another commit)`;
+    const samePartition = (f: DataFile): boolean =>
+      f.specId === task.dataFile.specId && partitionKey(f.specId, f.partition) === partitionKey(task.dataFile.specId, task.dataFile.partition);
     for (const d of concurrent) {
       const f = d.file;
-      if (f.content !== FileContent.PositionDeletes) continue; // equality deletes still apply (sequence numbers)
+      if (f.content === FileContent.EqualityDeletes) {
+        // Equality deletes still reach the outputs through sequence numbers, unless the
+        // outputs moved to another spec or partition than the one the delete is scoped to.
+        const spec = specs.get(f.specId);
+        const global = spec === undefined || isUnpartitioned(spec);
+        const moved = outputs.some((o) => o.specId !== task.dataFile.specId || partitionKey(o.specId, o.partition) !== partitionKey(task.dataFile.specId, task.dataFile.partition));
+        if (!global && moved && samePartition(f) && d.dataSequenceNumber > task.dataSequenceNumber) {
+          return `an equality delete scoped to the old partition of ${input.file.filePath} was committed concurrently (${f.filePath}); it would not reach the rewritten files`;
+        }
+        continue;
+      }
       const target = f.referencedDataFile;
-      const reaches =
-        target !== undefined && target !== null
-          ? normalizePath(target) === path
-          : f.specId === task.dataFile.specId && partitionKey(f.specId, f.partition) === partitionKey(task.dataFile.specId, task.dataFile.partition);
+      const reaches = target !== undefined && target !== null ? normalizePath(target) === path : samePartition(f);
       if (reaches && d.dataSequenceNumber >= task.dataSequenceNumber) {
         return `a ${f.fileFormat === 'PUFFIN' ? 'deletion vector' : 'position delete'} for input ${input.file.filePath} was committed concurrently (${f.filePath}); retry after it`;
       }

@@ -29,6 +29,7 @@ import { RollingParquetWriter } from '../parquet/writer.js';
 import { readRows } from '../table/data-reader.js';
 import { partitionFolder, toDataFile } from '../table/data-writer.js';
 import { readTask, tableNameMapping } from '../table/scan.js';
+import { DeleteFileCache } from '../table/delete-filter.js';
 import { proofHasher, proofSchema, RowSetChecksum } from './checksum.js';
 import { CompactionMapBuilder, compactionMapPath, safeName, writeCompactionMap } from './compaction-map.js';
 import { dataFileFromJson, dataFileToJson } from './data-file-json.js';
@@ -94,10 +95,13 @@ export async function rewriteGroup(
   let mapPath: string | undefined;
   try {
     const checkIn = new RowSetChecksum(proofHasher(schema, lineage));
+    // A partition's delete files are parsed once for the whole group.
+    const deleteCache = new DeleteFileCache();
     let dropPending = faults.dropRow === true;
     for (const task of tasks) {
       for await (const rows of readTask(io, metadata, task, schema, {
         ...(mapping ? { mapping } : {}),
+        deleteCache,
         rowLineage: lineage,
         positions: !sorter,
         batchSize,
