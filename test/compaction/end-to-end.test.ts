@@ -258,3 +258,21 @@ describe('failures leave the table readable and unchanged; a rerun completes', (
 });
 
 export type { CanonicalRow };
+
+describe('partial progress', () => {
+  it('commits every K groups as its own replace snapshot', async () => {
+    const t = await streamingTable(2, true, false);
+    const before = (await loadTable(t.location)).metadata.snapshots.length;
+    const plan = await planStep({ table: { location: t.location }, policy: SMALL });
+    expect(plan.groups.length).toBeGreaterThanOrEqual(3);
+    const report = await runCompaction({ table: { location: t.location }, policy: SMALL }, { parallelism: 0, commit: { groupsPerCommit: 1 } });
+    expect(report.commit?.committedGroups.length).toBe(plan.groups.length);
+    const after = (await loadTable(t.location)).metadata.snapshots;
+    expect(after.length - before).toBe(plan.groups.length);
+    for (const s of after.slice(before)) {
+      expect(s.summary.operation).toBe('replace');
+      expect(s.summary['packice.compaction-groups']).toBe('1');
+      expect(s.summary['packice.compaction-maps']).toMatch(/compaction-maps\/.*\.avro$/);
+    }
+  });
+});

@@ -3,7 +3,7 @@
  * through `schema.name-mapping.default`, as Java does.
  */
 import { execFileSync } from 'node:child_process';
-import { statSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadTable } from '../../lib/catalog/table.js';
@@ -56,7 +56,7 @@ describe('name mapping', () => {
         ]),
       },
     });
-    await io.write(join(location, 'data', '.keep'), new Uint8Array());
+    mkdirSync(join(location, 'data'), { recursive: true });
     writeWithoutIds(file);
     t = await commitChanges(t, {
       addedDataFiles: [
