@@ -1,0 +1,248 @@
+/**
+ * What bench/compaction.ts measures, each run in a child process of its own (this file's
+ * functions are called by `bench/compaction.ts --phase <name> …`), so each peak RSS is that
+ * phase's alone. Every phase prints one JSON line, a PhaseResult. Nothing here is imported by
+ * lib/ or by the tests.
+ */
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import * as pw from 'parquet-wasm';
+import { loadTable, type Table } from '../lib/catalog/table.js';
+import type { FileGroup, GroupResult, Plan, PlanRequest } from '../lib/compaction/messages.js';
+import { planCompaction, planFromScan } from '../lib/compaction/planner.js';
+import { resolvePolicy } from '../lib/compaction/policy.js';
+import { rewriteGroup } from '../lib/compaction/rewriter.js';
+import { planFiles } from '../lib/iceberg/scan-planning.js';
+import { runDemo } from '../lib/cli/demo.js';
+import { runCompaction } from '../lib/pipeline/local-runner.js';
+import type { PhaseResult } from './report.js';
+
+function cpuSeconds(since: NodeJS.CpuUsage): number {
+  const c = process.cpuUsage(since);
+  return (c.user + c.system) / 1e6;
+}
+
+function emit(result: PhaseResult): void {
+  console.log(JSON.stringify(result));
+}
+
+/** Removes what a rewrite that is never committed leaves behind: its outputs and its map. */
+function discard(result: GroupResult): void {
+  for (const o of result.outputs) rmSync(o.filePath, { force: true });
+  if (result.compactionMap !== undefined) rmSync(result.compactionMap, { force: true });
+}
+
+function groupBytes(group: FileGroup): number {
+  return group.inputs.reduce((n, i) => n + Number(i.file.fileSizeInBytes), 0);
+}
+
+function outputBytes(result: GroupResult): number {
+  return result.outputs.reduce((n, o) => n + Number(o.fileSizeInBytes), 0);
+}
+
+function planOf(table: Table, policy: PlanRequest['policy'] = {}): Promise<Plan> {
+  return planCompaction(table.io, table.metadata, { table: { location: table.location }, policy });
+}
+
+/**
+ * (a) rewriteGroup of the table's one group (default policy), `runs` times in this thread,
+ * as one Lambda worker runs it. Outputs and map are deleted after each run (nothing commits).
+ */
+export async function rewritePhase(location: string, runs: number): Promise<void> {
+  const table = await loadTable(location);
+  const plan = await planOf(table);
+  if (plan.groups.length !== 1) throw new Error(`${location}: expected one group, the plan has ${plan.groups.length}`);
+  const group = plan.groups[0];
+  const wallS: number[] = [];
+  const cpuS: number[] = [];
+  let last: GroupResult | undefined;
+  for (let r = 0; r < runs; r++) {
+    const t = performance.now();
+    const c0 = process.cpuUsage();
+    const result = await rewriteGroup(table.io, table.metadata, plan, group);
+    cpuS.push(cpuSeconds(c0));
+    wallS.push((performance.now() - t) / 1000);
+    discard(result);
+    last = result;
+  }
+  emit({
+    wallS, cpuS, maxRssKiB: process.resourceUsage().maxRSS,
+    info: {
+      inputs: group.inputs.length,
+      bytesIn: groupBytes(group),
+      bytesOut: outputBytes(last!),
+      outputs: last!.outputs.length,
+      rows: Number(last!.checksums.rowsOut),
+      mapBytes: last!.bytesWritten - outputBytes(last!),
+    },
+  });
+}
+
+/** Every file under `dir`, recursively. */
+function listFiles(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((d) => d.isFile())
+    .map((d) => join(d.parentPath, d.name));
+}
+
+/**
+ * (a) The local runner end to end with its defaults (plan, rewrite in worker threads — as
+ * many as cores, at most one per group —, commit), `runs` times; after each run the table is
+ * put back as it was (new files deleted, version hint restored), so every run starts alike.
+ */
+export async function runnerPhase(location: string, runs: number): Promise<void> {
+  const before = new Set(listFiles(location));
+  const hintPath = join(location, 'metadata', 'version-hint.text');
+  const hint = readFileSync(hintPath);
+  const start = (await loadTable(location)).metadataLocation;
+  const wallS: number[] = [];
+  const cpuS: number[] = [];
+  let info: Record<string, number> = {};
+  for (let r = 0; r < runs; r++) {
+    const t = performance.now();
+    const c0 = process.cpuUsage();
+    const report = await runCompaction({ table: { location } });
+    cpuS.push(cpuSeconds(c0));
+    wallS.push((performance.now() - t) / 1000);
+    if (report.failed.length > 0 || report.commit === null) throw new Error(`runCompaction failed: ${JSON.stringify(report.failed)}`);
+    info = {
+      groups: report.plan.groups.length,
+      bytesIn: report.summary.bytesRead,
+      bytesOut: report.results.reduce((n, x) => n + outputBytes(x), 0),
+      rows: report.summary.rowsOut,
+    };
+    for (const f of listFiles(location)) if (!before.has(f)) rmSync(f);
+    writeFileSync(hintPath, hint);
+    const now = (await loadTable(location)).metadataLocation;
+    if (now !== start) throw new Error(`${location}: could not restore the table (current metadata ${now}, expected ${start})`);
+  }
+  // Worker threads' CPU time is in the process's: cpuUsage counts every thread.
+  emit({ wallS, cpuS, maxRssKiB: process.resourceUsage().maxRSS, info });
+}
+
+/**
+ * (b) Rewrites the largest group the planner makes with `maxGroupBytes`, once, sampling the
+ * process's memory every 100 ms: RSS, V8 heap, external and ArrayBuffer memory, and the size
+ * of parquet-wasm's linear memory (which never shrinks: its high-water mark).
+ */
+export async function rssPhase(location: string, maxGroupBytes: number): Promise<void> {
+  const table = await loadTable(location);
+  const plan = await planOf(table, { maxGroupBytes });
+  const group = [...plan.groups].sort((a, b) => groupBytes(b) - groupBytes(a))[0];
+  if (!group) throw new Error(`${location}: the plan has no group`);
+  const peak = { rss: 0, heapUsed: 0, heapTotal: 0, external: 0, arrayBuffers: 0, wasm: 0 };
+  const sample = (): void => {
+    const m = process.memoryUsage();
+    peak.rss = Math.max(peak.rss, m.rss);
+    peak.heapUsed = Math.max(peak.heapUsed, m.heapUsed);
+    peak.heapTotal = Math.max(peak.heapTotal, m.heapTotal);
+    peak.external = Math.max(peak.external, m.external);
+    peak.arrayBuffers = Math.max(peak.arrayBuffers, m.arrayBuffers);
+    peak.wasm = Math.max(peak.wasm, pw.wasmMemory().buffer.byteLength);
+  };
+  const timer = setInterval(sample, 100);
+  const rssBefore = process.memoryUsage().rss;
+  const t = performance.now();
+  const c0 = process.cpuUsage();
+  let result: GroupResult;
+  try {
+    result = await rewriteGroup(table.io, table.metadata, plan, group);
+  } finally {
+    clearInterval(timer);
+  }
+  const cpu = cpuSeconds(c0);
+  const wall = (performance.now() - t) / 1000;
+  sample();
+  discard(result);
+  const mib = (b: number): number => Math.round(b / 2 ** 20);
+  emit({
+    wallS: [wall], cpuS: [cpu], maxRssKiB: process.resourceUsage().maxRSS,
+    info: {
+      groups: plan.groups.length,
+      inputs: group.inputs.length,
+      bytesIn: groupBytes(group),
+      bytesOut: outputBytes(result),
+      outputs: result.outputs.length,
+      rows: Number(result.checksums.rowsOut),
+      rssBeforeMiB: mib(rssBefore),
+      peakRssMiB: mib(peak.rss),
+      peakHeapUsedMiB: mib(peak.heapUsed),
+      peakHeapTotalMiB: mib(peak.heapTotal),
+      peakExternalMiB: mib(peak.external),
+      peakArrayBuffersMiB: mib(peak.arrayBuffers),
+      wasmMemoryMiB: mib(peak.wasm),
+    },
+  });
+}
+
+/**
+ * (c) planCompaction, `runs` times, timed in its two halves: planCompaction is
+ * resolvePolicy → planFiles (read the manifest list and every manifest, pair files with
+ * deletes) → planFromScan (classify, bin-pack, build the plan's JSON); the same calls are made
+ * here so that each half gets its own time. wallS/cpuS are the whole; info has the scan's.
+ */
+export async function planPhase(location: string, runs: number): Promise<void> {
+  const table = await loadTable(location);
+  const request: PlanRequest = { table: { location } };
+  const wallS: number[] = [];
+  const cpuS: number[] = [];
+  const scanS: number[] = [];
+  let info: Record<string, number | string> = {};
+  for (let r = 0; r < runs; r++) {
+    const t = performance.now();
+    const c0 = process.cpuUsage();
+    const policy = resolvePolicy(table.metadata, request.policy);
+    const scan = await planFiles(table.io, table.metadata);
+    const tScan = performance.now();
+    const plan = planFromScan(table.metadata, scan, request, policy, Date.now());
+    cpuS.push(cpuSeconds(c0));
+    wallS.push((performance.now() - t) / 1000);
+    scanS.push((tScan - t) / 1000);
+    let deletes = 0;
+    for (const task of scan.tasks) {
+      deletes += (task.deletes.deletionVector ? 1 : 0) + task.deletes.positionDeletes.length + task.deletes.equalityDeletes.length;
+    }
+    info = {
+      tasks: scan.tasks.length,
+      deletes,
+      groups: plan.groups.length,
+      groupInputs: plan.groups.reduce((n, g) => n + g.inputs.length, 0),
+      planJsonMiB: Math.round(JSON.stringify(plan).length / 2 ** 20),
+      heapUsedMiB: Math.round(process.memoryUsage().heapUsed / 2 ** 20),
+    };
+  }
+  emit({ wallS, cpuS, maxRssKiB: process.resourceUsage().maxRSS, info: { ...info, scanS: scanS.join(',') } });
+}
+
+/** (d) The demo (`packice demo --json`): builds its streaming table, scans, compacts, scans. */
+export async function demoPhase(folder: string): Promise<void> {
+  let text = '';
+  const t = performance.now();
+  const c0 = process.cpuUsage();
+  await runDemo(folder, { json: true, out: (s) => (text += s) });
+  const cpu = cpuSeconds(c0);
+  const wall = (performance.now() - t) / 1000;
+  rmSync(folder, { recursive: true, force: true });
+  const j = JSON.parse(text) as {
+    before: { dataFiles: number; positionDeleteFiles: number; deletionVectors: number; equalityDeleteFiles: number };
+    after: { dataFiles: number; positionDeleteFiles: number; deletionVectors: number; equalityDeleteFiles: number };
+    compaction: { durationMs: number; rowsOut: number };
+    fullScan: { before: { rows: number; ms: number }; after: { rows: number; ms: number } };
+  };
+  const deletes = (x: typeof j.before): number => x.positionDeleteFiles + x.deletionVectors + x.equalityDeleteFiles;
+  emit({
+    wallS: [wall], cpuS: [cpu], maxRssKiB: process.resourceUsage().maxRSS,
+    info: {
+      scanBeforeMs: j.fullScan.before.ms,
+      scanAfterMs: j.fullScan.after.ms,
+      rowsBefore: j.fullScan.before.rows,
+      rowsAfter: j.fullScan.after.rows,
+      dataFilesBefore: j.before.dataFiles,
+      dataFilesAfter: j.after.dataFiles,
+      deleteFilesBefore: deletes(j.before),
+      deleteFilesAfter: deletes(j.after),
+      compactionMs: j.compaction.durationMs,
+    },
+  });
+}
