@@ -137,7 +137,7 @@ export class PackiceCompaction extends Construct {
     const maxConcurrency = props.maxConcurrency ?? PACKICE_DEFAULTS.maxConcurrency;
     this.tableScopes = dedupe(props.tableLocations.map((l) => tableLocationScope(l) as TableLocationScope));
 
-    const fn = (name: string, step: string, extra: Partial<lambda.FunctionOptions> = {}): NodejsFunction =>
+    const fn = (name: string, step: 'plan' | 'rewrite' | 'commit', extra: Partial<lambda.FunctionOptions> = {}): NodejsFunction =>
       new NodejsFunction(this, name, {
         description: `packice compaction: ${step}`,
         entry: join(REPO_ROOT, 'functions', `${step}.ts`),

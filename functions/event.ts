@@ -6,7 +6,7 @@
  */
 import type { GroupResult, Plan, PlanRequest } from '../lib/compaction/messages.js';
 import { ErrorKind, PackiceError } from '../lib/errors.js';
-import type { CommitRequest, RewriteRequest } from '../lib/pipeline/steps.js';
+import type { RewriteRequest } from '../lib/pipeline/steps.js';
 
 export type StepName = 'plan' | 'rewrite' | 'commit';
 
@@ -20,7 +20,7 @@ export class InvalidEventError extends PackiceError {
 /** What the Map state's Catch leaves for a group whose rewrite failed: `{groupId, error}`. */
 export interface FailedGroup {
   readonly groupId: string;
-  /** Step Functions' error output (`{Error, Cause}`), or any value a caller put there. */
+  /** Step Functions' error output (`{Error, Cause}`), or a message a caller put there. */
   readonly error: StepFunctionsError | string;
 }
 
@@ -108,6 +108,7 @@ class EventReader {
 function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
   if (typeof value === 'string') return value === '' ? 'an empty string' : 'a string';
   return `a ${typeof value}`;
 }
@@ -152,7 +153,7 @@ export function parseCommitEvent(event: unknown): CommitEvent {
 }
 
 /** The failed groups of a commit event, split from the results to commit. */
-export function splitResults(event: CommitRequest | CommitEvent): { results: GroupResult[]; failed: FailedGroup[] } {
+export function splitResults(event: CommitEvent): { results: GroupResult[]; failed: FailedGroup[] } {
   const results: GroupResult[] = [];
   const failed: FailedGroup[] = [];
   for (const entry of event.results) {

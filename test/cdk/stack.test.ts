@@ -67,6 +67,10 @@ function flatten(value: Json): string {
   throw new Error(`cannot flatten ${JSON.stringify(value)}`);
 }
 
+function statementsOf(policy: Resource): Statement[] {
+  return (policy.Properties.PolicyDocument as unknown as { Statement: Statement[] }).Statement;
+}
+
 function ofType(type: string): [string, Resource][] {
   return Object.entries(resources).filter(([, r]) => r.Type === type);
 }
@@ -83,7 +87,7 @@ function s3StatementsOf(step: Step): Statement[] {
   const role = (fn.Properties.Role as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0];
   return ofType('AWS::IAM::Policy')
     .filter(([, p]) => (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === role))
-    .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement)
+    .flatMap(([, p]) => statementsOf(p))
     .filter((s) => [s.Action].flat().some((a) => a.startsWith('s3:')));
 }
 
@@ -174,7 +178,7 @@ describe('PackiceCompaction template', () => {
       ]);
     }
     const everyResource = ofType('AWS::IAM::Policy').flatMap(([, p]) =>
-      (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement.flatMap((s) => [s.Resource].flat().map(flatten)),
+      statementsOf(p).flatMap((s) => [s.Resource].flat().map(flatten)),
     );
     expect(everyResource).not.toContain('*');
   });
@@ -330,7 +334,7 @@ describe('props and context', () => {
     const synthesized = JSON.parse(readFileSync(join(out, 'Packice.template.json'), 'utf8')) as { Resources: Record<string, Resource> };
     const arns = Object.values(synthesized.Resources)
       .filter((r) => r.Type === 'AWS::IAM::Policy')
-      .flatMap((p) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement)
+      .flatMap((p) => statementsOf(p))
       .filter((s) => [s.Action].flat().some((a) => a.startsWith('s3:')))
       .flatMap((s) => [s.Resource].flat().map(flatten));
     expect([...new Set(arns)].sort()).toEqual(['arn:aws:s3:::lake-c', 'arn:aws:s3:::lake-c/warehouse/t/*']);

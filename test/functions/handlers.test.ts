@@ -117,6 +117,20 @@ describe('handlers chained on a local table', () => {
     expect(await liveRows(io, location)).toEqual(before);
   });
 
+  it('when every group failed, commits nothing and reports each', async () => {
+    const location = join(tempDir(), 'events');
+    await smallTable(io, location, 2);
+    const plan = hop(await planHandler({ table: { location }, policy: POLICY }));
+    const results = plan.groups.map((g) => ({ groupId: g.id, error: { Error: 'States.Timeout' } }));
+
+    const commit = await commitHandler(hop({ plan, results }));
+
+    expect(commit.snapshotId).toBeNull();
+    expect(commit.committedGroups).toEqual([]);
+    expect(commit.abortedGroups).toEqual(plan.groups.map((g) => ({ groupId: g.id, reason: 'rewrite failed: States.Timeout' })));
+    expect(await fileCounts(io, location)).toEqual({ data: 8, deletes: 2 });
+  });
+
   it('a repeated commit event commits nothing twice', async () => {
     const location = join(tempDir(), 'events');
     await smallTable(io, location, 3);
@@ -174,6 +188,7 @@ describe('malformed events', () => {
       [() => planHandler({ table: { location: '' } }), 'invalid plan event: field "table.location" is an empty string (expected a non-empty string)'],
       [() => planHandler({ table: { location: '/t' }, policy: 'major' }), 'invalid plan event: field "policy" is a string (expected an object)'],
       [() => rewriteHandler({ plan }), 'invalid rewrite event: missing field "groupId" (expected a non-empty string)'],
+      [() => rewriteHandler({ plan, groupId: { id: 'g' } }), 'invalid rewrite event: field "groupId" is an object (expected a non-empty string)'],
       [() => rewriteHandler({ plan: withoutGroups, groupId: 'g' }), 'invalid rewrite event: missing field "plan.groups" (expected an array)'],
       [() => rewriteHandler({ plan: { ...plan, table: {} }, groupId: 'g' }), 'invalid rewrite event: missing field "plan.table.location" (expected a non-empty string)'],
       [() => commitHandler({ plan }), 'invalid commit event: missing field "results" (expected an array)'],
@@ -192,6 +207,8 @@ describe('malformed events', () => {
 
   it('a group id the plan does not hold fails in the step, naming it', async () => {
     const plan = await planOf();
-    await expect(rewriteHandler({ plan, groupId: 'nope' })).rejects.toThrow('group nope is not in the plan');
+    const { error, lines } = await logsOf(() => rewriteHandler({ plan, groupId: 'nope' }));
+    expect((error as Error).message).toBe('group nope is not in the plan');
+    expect(lines).toEqual([expect.objectContaining({ level: 'ERROR', step: 'rewrite', errorName: 'ValidationError', errorMessage: 'group nope is not in the plan' })]);
   });
 });
