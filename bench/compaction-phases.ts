@@ -6,7 +6,7 @@
  */
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
+import { performance, PerformanceObserver } from 'node:perf_hooks';
 import * as pw from 'parquet-wasm';
 import { loadTable, type Table } from '../lib/catalog/table.js';
 import type { FileGroup, GroupResult, Plan, PlanRequest } from '../lib/compaction/messages.js';
@@ -128,7 +128,8 @@ export async function runnerPhase(location: string, runs: number): Promise<void>
  */
 export async function rssPhase(location: string, maxGroupBytes: number): Promise<void> {
   const table = await loadTable(location);
-  const plan = await planOf(table, { maxGroupBytes });
+  // minInputFiles 2: a tiny table (a smoke run) still makes a group; real sizes have dozens of files a group.
+  const plan = await planOf(table, { maxGroupBytes, minInputFiles: 2 });
   const group = [...plan.groups].sort((a, b) => groupBytes(b) - groupBytes(a))[0];
   if (!group) throw new Error(`${location}: the plan has no group`);
   const peak = { rss: 0, heapUsed: 0, heapTotal: 0, external: 0, arrayBuffers: 0, wasm: 0 };
@@ -164,6 +165,7 @@ export async function rssPhase(location: string, maxGroupBytes: number): Promise
       bytesIn: groupBytes(group),
       bytesOut: outputBytes(result),
       outputs: result.outputs.length,
+      largestOutputMiB: mib(Math.max(...result.outputs.map((o) => Number(o.fileSizeInBytes)))),
       rows: Number(result.checksums.rowsOut),
       rssBeforeMiB: mib(rssBefore),
       peakRssMiB: mib(peak.rss),
@@ -188,8 +190,16 @@ export async function planPhase(location: string, runs: number): Promise<void> {
   const wallS: number[] = [];
   const cpuS: number[] = [];
   const scanS: number[] = [];
+  const gcS: number[] = [];
+  // Garbage-collection pauses of the main thread, summed per run.
+  let gc = 0;
+  const observer = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) gc += e.duration;
+  });
+  observer.observe({ entryTypes: ['gc'] });
   let info: Record<string, number | string> = {};
   for (let r = 0; r < runs; r++) {
+    gc = 0;
     const t = performance.now();
     const c0 = process.cpuUsage();
     const policy = resolvePolicy(table.metadata, request.policy);
@@ -199,6 +209,9 @@ export async function planPhase(location: string, runs: number): Promise<void> {
     cpuS.push(cpuSeconds(c0));
     wallS.push((performance.now() - t) / 1000);
     scanS.push((tScan - t) / 1000);
+    // GC entries arrive after the pause: let them in before reading the sum.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    gcS.push(gc / 1000);
     let deletes = 0;
     for (const task of scan.tasks) {
       deletes += (task.deletes.deletionVector ? 1 : 0) + task.deletes.positionDeletes.length + task.deletes.equalityDeletes.length;
@@ -212,7 +225,8 @@ export async function planPhase(location: string, runs: number): Promise<void> {
       heapUsedMiB: Math.round(process.memoryUsage().heapUsed / 2 ** 20),
     };
   }
-  emit({ wallS, cpuS, maxRssKiB: process.resourceUsage().maxRSS, info: { ...info, scanS: scanS.join(',') } });
+  observer.disconnect();
+  emit({ wallS, cpuS, maxRssKiB: process.resourceUsage().maxRSS, info: { ...info, scanS: scanS.join(','), gcS: gcS.join(',') } });
 }
 
 /** (d) The demo (`packice demo --json`): builds its streaming table, scans, compacts, scans. */

@@ -23,6 +23,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, totalmem } from 'node:os';
+import { getHeapStatistics } from 'node:v8';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -104,7 +105,7 @@ interface Section {
   readonly title: string;
   readonly lines: string[];
   /** The figures later parts use. */
-  readonly rates?: { readonly label: string; readonly mbPerCpuS: number; readonly mbPerS: number }[];
+  readonly rates?: { readonly label: string; readonly mbPerCpuS: number; readonly mbPerS: number; readonly bytesPerRow: number }[];
 }
 
 // ---------------------------------------------------------------------------
@@ -116,7 +117,7 @@ async function partA(runs: number, python: string | null, log: (s: string) => vo
   noteBuild(location, 'the table of (a)');
   const facts = await buildDataTable(location, { files: SMALL_FILES, rowsPerFile: SMALL_ROWS, log });
   const rows: string[][] = [];
-  const rates: { label: string; mbPerCpuS: number; mbPerS: number }[] = [];
+  const rates: NonNullable<Section['rates']>[number][] = [];
   const [cmd, rewriteArgs] = node(['rewrite', location, String(runs)]);
   const ours = attempt(cmd, rewriteArgs, `packice rewriteGroup × ${runs}`);
   const [, runnerArgs] = node(['runner', location, String(runs)]);
@@ -159,7 +160,7 @@ async function partA(runs: number, python: string | null, log: (s: string) => vo
       mib(r.maxRssKiB),
       outputs(r),
     ]);
-    rates.push({ label: name, mbPerCpuS: bytesIn / 1e6 / cpu, mbPerS: bytesIn / 1e6 / wall });
+    if (a === ours) rates.push({ label: '1,000 small files (a)', mbPerCpuS: bytesIn / 1e6 / cpu, mbPerS: bytesIn / 1e6 / wall, bytesPerRow: bytesIn / facts.rows });
   };
   const files = (r: PhaseResult): string => `${num(r, 'outputs') || 1} file, ${mb(num(r, 'bytesOut'))} MB`;
   row('packice `rewriteGroup` (one thread, as a Lambda worker)', ours, (r) => `${files(r)} + ${int(num(r, 'mapBytes'))} B map`);
@@ -206,8 +207,10 @@ async function partB(groupsMiB: readonly number[], log: (s: string) => void): Pr
   noteBuild(location, 'the table of (b)');
   const facts: TableFacts = await buildDataTable(location, { bytes: biggest * MiB, rowsPerFile: BIG_GROUP_ROWS_PER_FILE, log });
   const rows: string[][] = [];
-  const rates: { label: string; mbPerCpuS: number; mbPerS: number }[] = [];
+  const rates: NonNullable<Section['rates']>[number][] = [];
   const over: string[] = [];
+  /** Runs whose peak ArrayBuffers reached most of their largest output file: the writer's retention (see below). */
+  const retained: string[] = [];
   for (const size of [...groupsMiB].sort((a, b) => a - b)) {
     // The largest size is the whole table: the default policy when its cap holds it all.
     const whole = Math.max(POLICY_DEFAULTS.maxGroupBytes, facts.dataBytes);
@@ -223,6 +226,9 @@ async function partB(groupsMiB: readonly number[], log: (s: string) => void): Pr
     const cpu = r.cpuS[0];
     const bytesIn = num(r, 'bytesIn');
     if (r.maxRssKiB * 1024 >= RSS_LIMIT) over.push(`${size} MiB`);
+    if (num(r, 'peakArrayBuffersMiB') >= 0.8 * num(r, 'largestOutputMiB')) {
+      retained.push(`${num(r, 'peakArrayBuffersMiB')} MiB of ArrayBuffers with a largest output file of ${num(r, 'largestOutputMiB')} MiB`);
+    }
     rows.push([
       `\`maxGroupBytes\` ${size !== biggest ? `${size} MiB` : whole === POLICY_DEFAULTS.maxGroupBytes ? `${whole / GiB} GiB (default)` : `${int(whole)} B`}: ` +
         `${num(r, 'groups')} group(s), largest taken`,
@@ -236,9 +242,9 @@ async function partB(groupsMiB: readonly number[], log: (s: string) => void): Pr
       `${num(r, 'peakHeapUsedMiB')} MiB`,
       `${num(r, 'peakArrayBuffersMiB')} MiB`,
       `${num(r, 'wasmMemoryMiB')} MiB`,
-      `${num(r, 'outputs')} × ${s1(num(r, 'bytesOut') / num(r, 'outputs') / MiB)} MiB`,
+      `${num(r, 'outputs')}, ${s1(num(r, 'bytesOut') / MiB)} MiB, largest ${num(r, 'largestOutputMiB')} MiB`,
     ]);
-    rates.push({ label: `${s1(bytesIn / MiB)} MiB group`, mbPerCpuS: bytesIn / 1e6 / cpu, mbPerS: bytesIn / 1e6 / wall });
+    rates.push({ label: `${s1(bytesIn / MiB)} MiB group (b)`, mbPerCpuS: bytesIn / 1e6 / cpu, mbPerS: bytesIn / 1e6 / wall, bytesPerRow: bytesIn / num(r, 'rows') });
   }
   const load1 = loadAverage();
   const table = markdownTable(
@@ -262,6 +268,20 @@ async function partB(groupsMiB: readonly number[], log: (s: string) => void): Pr
         ? `Every group stayed under the 1.5 GiB limit (${(RSS_LIMIT / MiB).toFixed(0)} MiB). ` +
           'Peak RSS is the whole process: Node, tsx, the loaded modules and the wasm module are in "RSS before the rewrite".'
         : `**Over the 1.5 GiB limit:** ${over.join(', ')}.`,
+      ...(retained.length === 0
+        ? []
+        : [
+            '',
+            `What grows is ArrayBuffer memory, with the size of the output file being written (${retained.join('; ')}); ` +
+              'the V8 heap and parquet-wasm\'s memory stay flat. The cause is in `ParquetWriter` (lib/parquet/writer.ts): ' +
+              'each read of the wasm writer\'s output stream is `Promise.race([reader.read(), this.stopped])`, and ' +
+              '`stopped` stays pending until the writer fails, so every race leaves a reaction on it that keeps the race\'s ' +
+              'result — the emitted row-group bytes — reachable until the writer is dropped. A file\'s bytes are therefore ' +
+              'all held until it is closed: peak memory grows with the output file size (bounded by the target file size, ' +
+              '512 MiB by default, once per open output file), not with the group size beyond that. Writing a 270 MiB file ' +
+              'alone held 270 MiB of live ArrayBuffers after a forced GC; with the read raced against a per-read promise ' +
+              'instead, 40–70 MiB (peak RSS 526 → 370 MiB).',
+          ]),
     ],
   };
 }
@@ -299,17 +319,19 @@ async function partC(sizes: readonly number[], runs: number, classpath: string |
           return;
         }
         const scan = String(r.info?.scanS ?? '').split(',').map(Number);
+        const gc = String(r.info?.gcS ?? '').split(',').map(Number);
         rows.push([
           label,
           name,
           `**${s2(median(r.wallS))}**`,
           runsOf(r),
           `${s2(median(scan))} (\`planFiles\`)`,
-          s2(median(r.cpuS)),
+          `${s2(median(r.cpuS))} (GC pauses ${s2(median(gc))})`,
           mib(r.maxRssKiB),
           `${int(num(r, 'tasks'))} / ${int(num(r, 'deletes'))}`,
           `${s1(a.processS)} (Node)`,
-          `${int(num(r, 'groups'))} groups of ${int(num(r, 'groupInputs'))} files; plan JSON ${num(r, 'planJsonMiB')} MiB`,
+          `${int(num(r, 'groups'))} groups of ${int(num(r, 'groupInputs'))} files; plan JSON ${num(r, 'planJsonMiB')} MiB; ` +
+            `V8 heap used with scan and plan held ${int(num(r, 'heapUsedMiB'))} MiB`,
         ]);
       };
       ours(undefined, 'packice `planCompaction` (Node default heap)');
@@ -343,7 +365,10 @@ async function partC(sizes: readonly number[], runs: number, classpath: string |
     if (javaDir) rmSync(javaDir, { recursive: true, force: true });
   }
   notes.push(
-    'Only the planning is timed (median of the runs; all runs in one process, so the first includes JIT warm-up); the ' +
+    `Node's default heap limit here is ${int(getHeapStatistics().heap_size_limit / MiB)} MiB (V8 \`heap_size_limit\`, its default for ` +
+      `this machine); a packice run that exhausts it is shown as out of memory and run again with ` +
+      `\`--max-old-space-size=${bigHeap}\` (three quarters of the RAM). ` +
+      'Only the planning is timed (median of the runs; all runs in one process, so the first includes JIT warm-up); the ' +
       'last but one column is the whole process, start to exit: runtime start, loading the table and every run. ' +
       'packice\'s time is `planCompaction`\'s own steps, timed apart: `planFiles` (read the manifest list and every ' +
       'manifest, decode every entry with its metrics, index the delete files and pair each data file with its deletes) ' +
@@ -355,7 +380,7 @@ async function partC(sizes: readonly number[], runs: number, classpath: string |
   );
   const load1 = loadAverage();
   const table = markdownTable(
-    ['table', 'implementation', 'median s (planning)', 'each run, s', 'of which scan, s', 'CPU s (median run)', 'peak RSS of the process',
+    ['table', 'implementation', 'median s (planning)', 'each run, s', 'of which scan, s', 'CPU s, all threads (median run)', 'peak RSS of the process',
       'tasks / deletes', 'process total, s', 'plan'],
     rows,
   );
@@ -450,6 +475,13 @@ function calibration(sections: readonly Section[]): string[] {
       `Planning a group to use at most ${LAMBDA_SHARE * 100}% of the 900 s (the rest is margin for S3 reads and writes, ` +
       `cold start, a slower vCPU and data that rewrites slower) gives ${s2(slowest.mbPerCpuS)} MB/s × ${int(budget)} s = ` +
       `${mb(fit)} MB = ${int(fit / MiB)} MiB.`,
+    '',
+    `These inputs hold ${s1(slowest.bytesPerRow)} bytes of Parquet a row (six narrow, well-compressed columns), and the ` +
+      'rewrite\'s cost goes by rows and values more than by bytes (every row becomes a JS object between the reader and ' +
+      'the writer, and is hashed twice for the proof), so wider or less compressible rows rewrite more MB per second and ' +
+      'narrower ones fewer. A byte cap calibrated here is on the safe side for typical tables; a row cap beside it ' +
+      `(the plan knows each group's rows) would hold for all: ${int((slowest.mbPerCpuS * 1e6) / slowest.bytesPerRow)} rows per ` +
+      `CPU-second here, so ${int(((slowest.mbPerCpuS * 1e6) / slowest.bytesPerRow) * budget)} rows in ${int(budget)} s.`,
   ];
 }
 
@@ -504,7 +536,7 @@ async function main(): Promise<void> {
   const body = sections.flatMap((s) => [`### ${s.title}`, '', ...s.lines, '']);
   if (cal.length > 0) body.push('### Calibrating `maxGroupBytes`', '', ...cal, '');
   console.log(`\n${body.join('\n')}`);
-  console.log(`load average ${loadBefore} → ${loadAfter} (${m.nproc} CPUs); ${s1((performance.now() - started) / 60)} min`);
+  console.log(`load average ${loadBefore} → ${loadAfter} (${m.nproc} CPUs); ${s1((performance.now() - started) / 60_000)} min`);
 
   if (args.write) {
     const versions: string[] = [];
