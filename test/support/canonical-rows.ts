@@ -23,16 +23,16 @@ export function parseJsonLines(text: string, source: string): CanonicalRow[] {
   return rows;
 }
 
-/** Rows sorted by a numeric or string key column (engines return rows in file order). */
+/**
+ * Rows sorted by a numeric or string key column (engines return rows in file order); ties
+ * on the key are broken by the whole row, so duplicate keys compare the same in any order.
+ */
 export function sortRows(rows: CanonicalRow[], key = 'id'): CanonicalRow[] {
   const k = (r: CanonicalRow): string | number => {
     const v = r[key];
     return typeof v === 'number' || typeof v === 'string' ? v : JSON.stringify(v);
   };
-  return [...rows].sort((a, b) => {
-    const x = k(a);
-    const y = k(b);
-    if (typeof x === 'number' && typeof y === 'number') return x - y;
-    return String(x) < String(y) ? -1 : String(x) > String(y) ? 1 : 0;
-  });
+  const cmp = (x: string | number, y: string | number): number =>
+    typeof x === 'number' && typeof y === 'number' ? x - y : String(x) < String(y) ? -1 : String(x) > String(y) ? 1 : 0;
+  return [...rows].sort((a, b) => cmp(k(a), k(b)) || cmp(JSON.stringify(a), JSON.stringify(b)));
 }
