@@ -1,7 +1,6 @@
 import { CommitConflictError, InvalidFileError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
 import { fileIOFor } from '../io/index.js';
-import { joinPath } from '../io/path.js';
 import {
   intProperty, parseTableMetadata, serializeTableMetadata, type TableMetadata,
 } from '../iceberg/table-metadata.js';
@@ -103,8 +102,4 @@ export async function commitTable(
       base = await loadTable(base.location, { io: base.io });
     }
   }
-}
-
-export function metadataFolder(location: string): string {
-  return joinPath(location, 'metadata');
 }
