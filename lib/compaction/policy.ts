@@ -12,7 +12,6 @@ import { parsePartitionFilter, partitionFieldNames } from './partition-filter.js
 export type ResolvedPolicy = Plan['policy'];
 
 const MiB = 1024 * 1024;
-const GiB = 1024 * MiB;
 
 /** Table property Java reads the rewrite target from (TableProperties.WRITE_TARGET_FILE_SIZE_BYTES). */
 export const TARGET_FILE_SIZE_PROPERTY = 'write.target-file-size-bytes';
@@ -45,10 +44,11 @@ export const POLICY_DEFAULTS = {
   strategy: 'binpack',
   /**
    * Java's `max-file-group-size-bytes` is 100 GB, sized for a Spark executor. One of our groups must
-   * finish inside one Lambda run (15 minutes); 2 GiB is a placeholder until the lead calibrates it
-   * from a measured rewrite rate.
+   * finish inside one Lambda run (15 minutes): the rewrite measured 1.64 MB of input per CPU-second
+   * at its slowest (BENCHMARKS.md, bench/compaction.ts), so half of 900 s holds ~737 MB; 700 MiB
+   * leaves the other half for S3, cold starts and slower data.
    */
-  maxGroupBytes: 2 * GiB,
+  maxGroupBytes: 700 * MiB,
   /** Groups per run; the rest wait for the next run (highest value first). */
   maxGroups: 1000,
 } as const;
