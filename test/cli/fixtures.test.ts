@@ -1,5 +1,5 @@
 /**
- * The real tables of ../shared/fixtures/iceberg through the CLI: `relocate` each into a fresh
+ * The real tables of test/fixtures/iceberg through the CLI: `relocate` each into a fresh
  * folder (and one onto S3), then `scan` gives exactly the live rows the fixtures' README lists,
  * older snapshots give their own rows, `info` counts the files, and no path inside the relocated
  * metadata still points at the warehouse the tables were written in.

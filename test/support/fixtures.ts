@@ -4,8 +4,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-/** The real tables of ../shared/fixtures/iceberg (read-only). */
-export const FIXTURES = resolve(REPO_ROOT, '../shared/fixtures/iceberg');
+/** Real tables written by other engines (read-only; see test/fixtures/iceberg/README.md). */
+export const FIXTURES = resolve(REPO_ROOT, 'test/fixtures/iceberg');
 
 export const FIXTURE_TABLES = [
   'iceberg_v2_partitioned_position_deletes',
