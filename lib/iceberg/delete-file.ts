@@ -1,0 +1,40 @@
+/**
+ * What every layer needs to know about a delete file, defined once: whether it is a deletion
+ * vector, the key that says two references name the same delete file, and the bytes a reader
+ * fetches to apply it.
+ */
+import { normalizePath } from '../io/path.js';
+import { FileContent } from './manifest.js';
+
+/** The fields of a delete file these rules read; DataFile and its JSON form both have them. */
+export interface DeleteFileIdentity {
+  readonly content: FileContent;
+  readonly filePath: string;
+  readonly fileFormat: string;
+  readonly contentOffset?: bigint | string | number | null;
+}
+
+/** A v3 deletion vector: a position delete stored as a blob in a Puffin file (spec "Deletion Vectors"). */
+export function isDeletionVector(f: Pick<DeleteFileIdentity, 'content' | 'fileFormat'>): boolean {
+  return f.content === FileContent.PositionDeletes && f.fileFormat.toUpperCase() === 'PUFFIN';
+}
+
+/**
+ * Says that two references name the same delete file. Deletion vectors share Puffin files, so a
+ * DV is its blob: path and offset. Paths are compared without scheme and authority, as the scan
+ * compares them (`hdfs://nn/x` and `/x` are the same file).
+ */
+export function deleteFileKey(f: DeleteFileIdentity): string {
+  const path = normalizePath(f.filePath);
+  return isDeletionVector(f) && f.contentOffset !== undefined && f.contentOffset !== null ? `${path}#${String(f.contentOffset)}` : path;
+}
+
+/** Bytes a reader fetches to apply a delete file: a DV's blob, else the whole file. */
+export function deleteFileReadBytes(f: {
+  readonly content: FileContent;
+  readonly fileFormat: string;
+  readonly fileSizeInBytes: bigint;
+  readonly contentSizeInBytes?: bigint | null;
+}): bigint {
+  return isDeletionVector(f) ? (f.contentSizeInBytes ?? f.fileSizeInBytes) : f.fileSizeInBytes;
+}
