@@ -1,11 +1,11 @@
 import type * as arrow from 'apache-arrow';
-import { UnsupportedError } from '../errors.js';
+import { InvalidFileError, UnsupportedError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
-import type { DataFile } from '../iceberg/manifest.js';
+import { FileContent, type DataFile } from '../iceberg/manifest.js';
 import { findMapped, type NameMapping } from '../iceberg/name-mapping.js';
 import type { NestedField, StructType } from '../iceberg/types.js';
 import type { IcebergValue, Row } from '../iceberg/values.js';
-import { openParquet, readRowGroups } from '../parquet/reader.js';
+import { openParquet, readRowGroups, type ParquetFileReader } from '../parquet/reader.js';
 import { fieldIdOf } from '../parquet/schema.js';
 import { rowsFromBatch } from '../parquet/values.js';
 
@@ -25,7 +25,11 @@ export interface ReadRowsOptions {
   readonly rowGroups?: readonly number[];
 }
 
-type FileRef = Pick<DataFile, 'filePath' | 'fileFormat'> & { readonly fileSizeInBytes?: bigint };
+type FileRef = Pick<DataFile, 'filePath' | 'fileFormat'> & {
+  /** Data unless told otherwise: it decides whether the recorded size is used (see openLength). */
+  readonly content?: FileContent;
+  readonly fileSizeInBytes?: bigint;
+};
 
 /**
  * Reads a data or delete file as rows of `projection`, resolving columns by
@@ -43,7 +47,7 @@ export async function* readRows(
       path: file.filePath,
     });
   }
-  const reader = await openParquet(io, file.filePath, file.fileSizeInBytes === undefined ? undefined : Number(file.fileSizeInBytes));
+  const reader = await open(io, file);
   try {
     const resolved = resolveProjection(reader.arrowSchema, projection, options.nameMapping);
     const missing = projection.fields.filter((f) => !resolved.present.has(f.id) && options.constants?.has(f.id));
@@ -67,6 +71,37 @@ export async function* readRows(
     }
   } finally {
     reader.close();
+  }
+}
+
+/**
+ * The length a file is opened at, chosen as Java 1.12's generic reader chooses it: a data file at
+ * the file_size_in_bytes its manifest records (GenericReader, FileIO.newInputFile(DataFile)), a
+ * delete file at its real length (DeleteFilter opens delete files by location alone). Engines have
+ * written delete entries with wrong sizes, and Java reads those tables.
+ */
+function openLength(file: FileRef): number | undefined {
+  if (file.fileSizeInBytes === undefined || (file.content !== undefined && file.content !== FileContent.Data)) return undefined;
+  return Number(file.fileSizeInBytes);
+}
+
+/** Opens the file; when it fails at its recorded size, says whether that size is the file's. */
+async function open(io: FileIO, file: FileRef): Promise<ParquetFileReader> {
+  const length = openLength(file);
+  try {
+    return await openParquet(io, file.filePath, length);
+  } catch (e) {
+    if (length === undefined || !(e instanceof InvalidFileError)) throw e;
+    const real = await io.stat(file.filePath).then(
+      (s) => s.size,
+      () => undefined,
+    );
+    if (real === undefined || real === length) throw e;
+    throw new InvalidFileError(
+      `the file has ${real} bytes but its manifest records file_size_in_bytes ${length}, the total size readers open it at: ` +
+        'the file is truncated or the manifest is wrong',
+      { path: file.filePath, cause: e },
+    );
   }
 }
 

@@ -7,6 +7,7 @@ import { openAvroContainer, writeAvroContainer, type AvroSchemaObject } from '..
 import { forEachLimit } from '../iceberg/scan-planning.js';
 import { readPuffinBlob, readPuffinFooter, PuffinWriter } from '../iceberg/puffin.js';
 import { REFERENCED_DATA_FILE } from '../iceberg/deletion-vector.js';
+import { FileContent } from '../iceberg/manifest.js';
 import { MetadataColumns, type Schema } from '../iceberg/schema.js';
 import { parseTableMetadata, serializeTableMetadata, currentSchema, type TableMetadata } from '../iceberg/table-metadata.js';
 import type { NestedField, StructType } from '../iceberg/types.js';
@@ -253,7 +254,7 @@ class Relocation {
           file.content_size_in_bytes = BigInt(moved.length);
         }
       } else {
-        const out = await this.rewriteDeleteFile(filePath, () => this.rewritePositionDeletes(filePath, Number(file.file_size_in_bytes), metadata));
+        const out = await this.rewriteDeleteFile(filePath, () => this.rewritePositionDeletes(filePath, metadata));
         file.file_size_in_bytes = BigInt(out.size);
         file.split_offsets = null;
         rewriteFilePathBounds(file, (p) => this.mapPathIfInside(p));
@@ -300,14 +301,14 @@ class Relocation {
     return { size: result.fileSize, blobs };
   }
 
-  private async rewritePositionDeletes(path: string, size: number, metadata: TableMetadata): Promise<RewrittenFile> {
+  private async rewritePositionDeletes(path: string, metadata: TableMetadata): Promise<RewrittenFile> {
     const from = this.srcPath(path);
     const schema = await positionDeleteSchemaOf(this.srcIo, from, metadata);
     const writer = ParquetWriter.open(this.dstIo, this.newPath(path), schema, {
       compression: 'zstd',
     });
     try {
-      for await (const batch of readRows(this.srcIo, { filePath: from, fileFormat: 'PARQUET', fileSizeInBytes: BigInt(size) }, schema)) {
+      for await (const batch of readRows(this.srcIo, { filePath: from, fileFormat: 'PARQUET', content: FileContent.PositionDeletes }, schema)) {
         for (const row of batch.rows) row.file_path = this.mapPathIfInside(String(row.file_path));
         await writer.writeRows(batch.rows);
       }
