@@ -1,4 +1,3 @@
-import { rm } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import cliProgress from 'cli-progress';
 import { loadTable } from '../catalog/table.js';
@@ -15,6 +14,7 @@ import { formatReport } from './compact-command.js';
 import { formatBytes, formatDuration } from './format.js';
 import { formatHealth } from './plan-commands.js';
 import { formatInfo } from './main.js';
+import { prepareDemoFolder } from './demo-folder.js';
 
 export interface DemoOptions {
   readonly json: boolean;
@@ -53,7 +53,7 @@ export async function runDemo(folder: string, options: DemoOptions): Promise<voi
   const commits = options.commits ?? 240;
   const rowsPerCommit = options.rowsPerCommit ?? 300;
   const io = new LocalFileIO();
-  await rm(location, { recursive: true, force: true });
+  await prepareDemoFolder(location);
   let table = await createNewTable(io, location, {
     formatVersion: 2,
     schema: {

@@ -70,10 +70,15 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .argument('<source>', 'where the table files are now')
     .argument('<target>', 'the new table location')
     .option('--metadata <file>', 'metadata file to start from (default: the current one)')
+    .option('--overwrite', 'write into a target that already holds files, replacing files at the same paths (metadata files are never overwritten)')
     .option('--json', 'print JSON')
-    .action(async (source: string, target: string, o: { metadata?: string; json?: boolean }) => {
+    .action(async (source: string, target: string, o: { metadata?: string; json?: boolean; overwrite?: boolean }) => {
       const g = openOptions(program);
-      const result = await relocateTable(source, target, { ...g, ...(o.metadata ? { metadataFile: o.metadata } : {}) });
+      const result = await relocateTable(source, target, {
+        ...g,
+        ...(o.metadata ? { metadataFile: o.metadata } : {}),
+        overwrite: o.overwrite === true,
+      });
       out(
         o.json
           ? `${JSON.stringify(result, null, 2)}\n`
@@ -84,7 +89,10 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
 
   program
     .command('demo')
-    .description('build a demo table the way a streaming job does, in a local folder, and show it')
+    .description(
+      'build a demo table the way a streaming job does, in a local folder, and show it; the folder must be absent, empty, ' +
+        'or a previous demo (it holds packice-demo.json)',
+    )
     .argument('[folder]', 'where to build it', '.packice-demo')
     .option('--json', 'print JSON')
     .action(async (folder: string, o: { json?: boolean }) => {

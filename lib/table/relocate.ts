@@ -1,5 +1,5 @@
 import { resolve as resolveLocal } from 'node:path';
-import { InvalidFileError } from '../errors.js';
+import { AlreadyExistsError, InvalidFileError, ValidationError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
 import { fileIOFor } from '../io/index.js';
 import { baseName, isLocalPath, isS3Path, joinPath, normalizePath } from '../io/path.js';
@@ -23,6 +23,11 @@ export interface RelocateOptions {
   /** Start from this metadata file (default: the source's current one). */
   readonly metadataFile?: string;
   readonly concurrency?: number;
+  /**
+   * Write into a target that already holds files (files at the same paths are replaced).
+   * Metadata files are never written over, even then.
+   */
+  readonly overwrite?: boolean;
 }
 
 export interface RelocateResult {
@@ -53,7 +58,11 @@ export async function relocateTable(source: string, target: string, options: Rel
     ? { metadataLocation: options.metadataFile, text: new TextDecoder().decode(await srcIo.read(options.metadataFile)) }
     : await loadCurrent(srcIo, src);
   const metadata = parseTableMetadata(current.text, current.metadataLocation);
-  const r = new Relocation(srcIo, dstIo, src, dst, metadata.location, options.concurrency ?? 8);
+  if (normalizePath(dst) === normalizePath(src) || normalizePath(dst) === normalizePath(metadata.location)) {
+    throw new ValidationError(`relocate: the target ${dst} is the table's own location; nothing would be copied, its files would be rewritten in place`, { path: dst });
+  }
+  if (!options.overwrite) await refuseNonEmptyTarget(dstIo, dst);
+  const r = new Relocation(srcIo, dstIo, src, dst, metadata.location, options.concurrency ?? 8, options.overwrite === true);
   const metadataLocation = await r.run(metadata, current.metadataLocation);
   return {
     sourceLocation: metadata.location,
@@ -63,6 +72,17 @@ export async function relocateTable(source: string, target: string, options: Rel
     filesRewritten: r.rewritten,
     bytesWritten: r.bytes,
   };
+}
+
+/** A relocation into a folder that holds anything could replace a user's files: refuse it. */
+async function refuseNonEmptyTarget(io: FileIO, target: string): Promise<void> {
+  for await (const f of io.list(target)) {
+    throw new AlreadyExistsError(
+      `relocate: the target ${target} is not empty (it holds ${f.path}, and maybe more); ` +
+        'relocate writes only into an empty or absent location unless told --overwrite (metadata files are never overwritten)',
+      { path: target },
+    );
+  }
 }
 
 function absolute(location: string): string {
@@ -93,6 +113,7 @@ class Relocation {
     private readonly dst: string,
     recordedLocation: string,
     private readonly concurrency: number,
+    private readonly overwrite: boolean,
   ) {
     this.oldRoot = normalizePath(recordedLocation).replace(/\/+$/, '');
   }
@@ -122,21 +143,10 @@ class Relocation {
 
   async run(metadata: TableMetadata, metadataLocation: string): Promise<string> {
     this.schema = currentSchema(metadata);
-    // Data and delete files first, then manifests, lists, metadata; the hint last, so a
-    // half-done relocation is never a table.
-    const manifestLists = new Set<string>();
-    for (const s of metadata.snapshots) if (s.manifestList) manifestLists.add(s.manifestList);
-    const listSizes = new Map<string, number>();
-    await forEachLimit([...manifestLists], this.concurrency, async (list) => {
-      listSizes.set(normalizePath(list), await this.rewriteManifestList(list, metadata));
-    });
-    for (const s of metadata.statistics ?? []) await this.copy(String(s['statistics-path']));
-    for (const s of metadata.partitionStatistics ?? []) await this.copy(String(s['statistics-path']));
-
-    // Every metadata file of the log that still exists, then the current one.
+    // Every metadata file of the log that still exists, then the current one. All are read
+    // and parsed before anything is written, so a broken one leaves nothing behind.
     const files = [...metadata.metadataLog.map((e) => e.metadataFile), metadataLocation];
     const names = renameMetadataFiles(files);
-    // Parse every metadata file before writing any, so a broken one leaves no table behind.
     const parsed: { file: string; metadata: TableMetadata }[] = [];
     for (let i = 0; i < files.length; i++) {
       if (i === files.length - 1) {
@@ -147,14 +157,36 @@ class Relocation {
       if (!(await this.srcIo.exists(path))) continue;
       parsed.push({ file: files[i], metadata: parseTableMetadata(new TextDecoder().decode(await this.srcIo.read(path)), path) });
     }
+    if (this.overwrite) {
+      for (const { file } of parsed) {
+        const target = joinPath(this.dst, 'metadata', names.get(normalizePath(file))!);
+        if (await this.dstIo.exists(target)) {
+          throw new AlreadyExistsError(`relocate: ${target} already exists; metadata files are never overwritten, even with --overwrite`, { path: target });
+        }
+      }
+    }
+
+    // Data and delete files first, then manifests, lists, metadata; the hint last, so a
+    // half-done relocation is never a table.
+    const manifestLists = new Set<string>();
+    for (const s of metadata.snapshots) if (s.manifestList) manifestLists.add(s.manifestList);
+    await forEachLimit([...manifestLists], this.concurrency, async (list) => {
+      await this.rewriteManifestList(list, metadata);
+    });
+    for (const s of metadata.statistics ?? []) await this.copy(String(s['statistics-path']));
+    for (const s of metadata.partitionStatistics ?? []) await this.copy(String(s['statistics-path']));
+
     let lastName = '';
     for (const { file, metadata: m } of parsed) {
       lastName = names.get(normalizePath(file))!;
-      await this.put(joinPath(this.dst, 'metadata', lastName), new TextEncoder().encode(serializeTableMetadata(this.rewriteMetadata(m, names))));
+      // A metadata file is a table's history: never written over, --overwrite or not.
+      await this.put(joinPath(this.dst, 'metadata', lastName), new TextEncoder().encode(serializeTableMetadata(this.rewriteMetadata(m, names))), 'create');
       this.rewritten++;
     }
     const version = metadataVersionOf(lastName);
-    if (version !== undefined) await this.put(joinPath(this.dst, 'metadata', VERSION_HINT_FILE), new TextEncoder().encode(String(version)));
+    if (version !== undefined) {
+      await this.put(joinPath(this.dst, 'metadata', VERSION_HINT_FILE), new TextEncoder().encode(String(version)), this.overwrite ? 'replace' : 'create');
+    }
     return joinPath(this.dst, 'metadata', lastName);
   }
 
@@ -186,8 +218,20 @@ class Relocation {
     };
   }
 
-  private async put(path: string, bytes: Uint8Array): Promise<void> {
-    await this.dstIo.write(path, bytes);
+  /** `create` fails if the object exists; so does every write unless --overwrite was given. */
+  private async put(path: string, bytes: Uint8Array, mode: 'create' | 'replace' = this.overwrite ? 'replace' : 'create'): Promise<void> {
+    try {
+      if (mode === 'create') await this.dstIo.createIfAbsent(path, bytes);
+      else await this.dstIo.write(path, bytes);
+    } catch (e) {
+      if (e instanceof AlreadyExistsError) {
+        throw new AlreadyExistsError(
+          `relocate: ${path} already exists; ${mode === 'create' && this.overwrite ? 'metadata files are never overwritten' : 'pass --overwrite to replace files in the target'}`,
+          { path, cause: e },
+        );
+      }
+      throw e;
+    }
     this.bytes += bytes.length;
   }
 
