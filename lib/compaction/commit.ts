@@ -8,7 +8,7 @@ import { planFiles, type ScanPlan } from '../iceberg/scan-planning.js';
 import { ancestorsOf, specsById, type TableMetadata } from '../iceberg/table-metadata.js';
 import { produceSnapshot } from '../iceberg/snapshot-producer.js';
 import { Operation } from '../iceberg/snapshot.js';
-import { dataFileFromJson } from './data-file-json.js';
+import { dataFileFromJson } from '../iceberg/data-file-json.js';
 import type { AbortedGroup, CommitResult, FileGroup, GroupResult, Plan } from './messages.js';
 
 /** Snapshot summary key listing the compaction maps a commit brought in. */

@@ -3,7 +3,8 @@
  * the local runner, the tests and Step Functions. Every field is plain JSON: longs are
  * decimal strings, bytes are base64, so a message survives any hop unchanged.
  */
-import type { DataFile, FileContent, FileFormat } from '../iceberg/manifest.js';
+import type { DataFile } from '../iceberg/manifest.js';
+import type { DataFileJson } from '../iceberg/data-file-json.js';
 import type { IcebergValue, Row } from '../iceberg/values.js';
 
 /** A table reference: its location, and the S3 endpoint when not AWS. */
@@ -38,31 +39,7 @@ export interface PlanRequest {
   readonly policy?: CompactionPolicy;
 }
 
-/** A data or delete file as it travels in messages. */
-export interface DataFileJson {
-  readonly content: FileContent;
-  readonly filePath: string;
-  readonly fileFormat: FileFormat;
-  readonly specId: number;
-  /** Partition values in the JSON single-value form of their types. */
-  readonly partition: Record<string, unknown>;
-  readonly recordCount: string;
-  readonly fileSizeInBytes: string;
-  readonly columnSizes?: Record<string, string>;
-  readonly valueCounts?: Record<string, string>;
-  readonly nullValueCounts?: Record<string, string>;
-  readonly nanValueCounts?: Record<string, string>;
-  /** base64 of the single-value serialization. */
-  readonly lowerBounds?: Record<string, string>;
-  readonly upperBounds?: Record<string, string>;
-  readonly splitOffsets?: string[];
-  readonly equalityIds?: number[];
-  readonly sortOrderId?: number;
-  readonly firstRowId?: string;
-  readonly referencedDataFile?: string;
-  readonly contentOffset?: string;
-  readonly contentSizeInBytes?: string;
-}
+export type { DataFileJson } from '../iceberg/data-file-json.js';
 
 /** An input of a group: a live data file, its data sequence number, and the deletes that reach it. */
 export interface GroupInput {

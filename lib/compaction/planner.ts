@@ -17,7 +17,7 @@ import { planFiles, type FileScanTask, type ScanPlan } from '../iceberg/scan-pla
 import { specsById, type TableMetadata } from '../iceberg/table-metadata.js';
 import type { StructType } from '../iceberg/types.js';
 import type { Row } from '../iceberg/values.js';
-import { dataFileToJson, partitionToJson, partitionTypeOf } from './data-file-json.js';
+import { dataFileToJson, partitionToJson, partitionTypeOf } from '../iceberg/data-file-json.js';
 import type { DataFileJson, FileGroup, GroupEstimate, GroupInput, Plan, PlanRequest, TableSummary } from './messages.js';
 import { parsePartitionFilter, partitionFieldNames, type PartitionFilter } from './partition-filter.js';
 import { resolvePolicy, type ResolvedPolicy } from './policy.js';

@@ -32,7 +32,7 @@ import { readTask, tableNameMapping } from '../table/scan.js';
 import { DeleteFileCache } from '../table/delete-filter.js';
 import { proofHasher, proofSchema, RowSetChecksum } from './checksum.js';
 import { CompactionMapBuilder, compactionMapPath, safeName, writeCompactionMap } from './compaction-map.js';
-import { dataFileFromJson, dataFileToJson } from './data-file-json.js';
+import { dataFileFromJson, dataFileToJson } from '../iceberg/data-file-json.js';
 import { ExternalSorter } from './external-sort.js';
 import type { DataFileJson, FileGroup, GroupInput, GroupResult, Plan } from './messages.js';
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Table } from '../../lib/catalog/table.js';
 import { readCompactionMap, remapPosition } from '../../lib/compaction/compaction-map.js';
-import { dataFileFromJson } from '../../lib/compaction/data-file-json.js';
+import { dataFileFromJson } from '../../lib/iceberg/data-file-json.js';
 import type { DataFileJson, FileGroup, GroupResult, Plan } from '../../lib/compaction/messages.js';
 import { rewriteGroup, scanTaskOf } from '../../lib/compaction/rewriter.js';
 import { ValidationError } from '../../lib/errors.js';

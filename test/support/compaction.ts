@@ -7,7 +7,7 @@ import type { FileIO } from '../../lib/io/file-io.js';
 import { partitionKey } from '../../lib/iceberg/partition.js';
 import { planFiles, type FileScanTask } from '../../lib/iceberg/scan-planning.js';
 import type { TableMetadata } from '../../lib/iceberg/table-metadata.js';
-import { dataFileToJson } from '../../lib/compaction/data-file-json.js';
+import { dataFileToJson } from '../../lib/iceberg/data-file-json.js';
 import type { CompactionPolicy, FileGroup, GroupInput, Plan } from '../../lib/compaction/messages.js';
 import { partitionFolder } from '../../lib/table/data-writer.js';
 import { currentSchema, specById } from '../../lib/iceberg/table-metadata.js';

@@ -1,13 +1,43 @@
-import type { DataFile } from '../iceberg/manifest.js';
-import { fromJsonValue, toJsonValue } from '../iceberg/json-single-value.js';
+/**
+ * The JSON form of a data or delete file in the compaction messages: plain JSON, longs as
+ * decimal strings, bounds as base64 of their single-value serialization, partition values
+ * in the JSON single-value form of their types (spec Appendix D).
+ */
+import type { DataFile, FileContent, FileFormat } from './manifest.js';
+import { fromJsonValue, toJsonValue } from './json-single-value.js';
 import { LosslessNumber } from 'lossless-json';
-import { toPlain } from '../iceberg/json.js';
-import { partitionType, type PartitionSpec } from '../iceberg/partition.js';
-import type { TableMetadata } from '../iceberg/table-metadata.js';
-import { currentSchema, specById } from '../iceberg/table-metadata.js';
-import type { StructType } from '../iceberg/types.js';
-import type { Row } from '../iceberg/values.js';
-import type { DataFileJson } from './messages.js';
+import { toPlain } from './json.js';
+import { partitionType } from './partition.js';
+import type { TableMetadata } from './table-metadata.js';
+import { currentSchema, specById } from './table-metadata.js';
+import type { StructType } from './types.js';
+import type { Row } from './values.js';
+
+/** A data or delete file as it travels in messages. */
+export interface DataFileJson {
+  readonly content: FileContent;
+  readonly filePath: string;
+  readonly fileFormat: FileFormat;
+  readonly specId: number;
+  /** Partition values in the JSON single-value form of their types. */
+  readonly partition: Record<string, unknown>;
+  readonly recordCount: string;
+  readonly fileSizeInBytes: string;
+  readonly columnSizes?: Record<string, string>;
+  readonly valueCounts?: Record<string, string>;
+  readonly nullValueCounts?: Record<string, string>;
+  readonly nanValueCounts?: Record<string, string>;
+  /** base64 of the single-value serialization. */
+  readonly lowerBounds?: Record<string, string>;
+  readonly upperBounds?: Record<string, string>;
+  readonly splitOffsets?: string[];
+  readonly equalityIds?: number[];
+  readonly sortOrderId?: number;
+  readonly firstRowId?: string;
+  readonly referencedDataFile?: string;
+  readonly contentOffset?: string;
+  readonly contentSizeInBytes?: string;
+}
 
 type Counts = ReadonlyMap<number, bigint> | null | undefined;
 type Bytes = ReadonlyMap<number, Uint8Array> | null | undefined;
@@ -103,5 +133,3 @@ export function dataFileFromJson(j: DataFileJson, metadata: TableMetadata): Data
     ...(j.contentSizeInBytes !== undefined ? { contentSizeInBytes: BigInt(j.contentSizeInBytes) } : {}),
   };
 }
-
-export type { PartitionSpec };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { partitionFromJson, partitionToJson } from '../../lib/compaction/data-file-json.js';
+import { partitionFromJson, partitionToJson } from '../../lib/iceberg/data-file-json.js';
 import type { StructType } from '../../lib/iceberg/types.js';
 
 const TYPE: StructType = {
