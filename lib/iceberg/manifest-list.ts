@@ -21,7 +21,7 @@ import {
 } from './avro.js';
 import { schemaToJson } from './schema.js';
 import type { FormatVersion } from './table-metadata.js';
-import type { NestedField, StructType } from './types.js';
+import { type NestedField, type StructType, optionalField as opt, requiredField as req } from './types.js';
 
 export const ManifestContent = { Data: 0, Deletes: 1 } as const;
 export type ManifestContent = (typeof ManifestContent)[keyof typeof ManifestContent];
@@ -65,13 +65,6 @@ export interface ManifestFile {
 
 // ---------------------------------------------------------------------------
 // Schemas (api/.../ManifestFile.java), field order as V1/V2/V3Metadata write them
-
-const req = (id: number, name: string, type: NestedField['type'], doc?: string): NestedField => ({
-  id, name, required: true, type, ...(doc !== undefined ? { doc } : {}),
-});
-const opt = (id: number, name: string, type: NestedField['type'], doc?: string): NestedField => ({
-  id, name, required: false, type, ...(doc !== undefined ? { doc } : {}),
-});
 
 const INT = { type: 'int' } as const;
 const LONG = { type: 'long' } as const;

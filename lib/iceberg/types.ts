@@ -54,6 +54,16 @@ export interface MapType {
 }
 
 export type IcebergType = PrimitiveType | StructType | ListType | MapType;
+
+/** A required field, as the spec's metadata schemas (manifest, manifest list) declare theirs. */
+export function requiredField(id: number, name: string, type: IcebergType, doc?: string): NestedField {
+  return { id, name, required: true, type, ...(doc !== undefined ? { doc } : {}) };
+}
+
+/** An optional field; see requiredField. */
+export function optionalField(id: number, name: string, type: IcebergType, doc?: string): NestedField {
+  return { id, name, required: false, type, ...(doc !== undefined ? { doc } : {}) };
+}
 export type TypeName = IcebergType['type'];
 
 const SIMPLE = new Set([

@@ -1,0 +1,382 @@
+/**
+ * Reading manifests (spec "Manifests", "Sequence Number Inheritance", "First Row ID
+ * Inheritance"; core/.../ManifestReader.java, InheritableMetadataFactory.java).
+ */
+import { InvalidFileError } from '../../errors.js';
+import type { FileIO } from '../../io/file-io.js';
+import {
+  type AvroContainerHeader,
+  type AvroFieldSchema,
+  type AvroRecord,
+  type AvroSchemaObject,
+  type ByteSource,
+  fieldIndex,
+  fieldName,
+  headerString,
+  icebergPrimitiveOf,
+  namedAvroTypes,
+  openAvroContainer,
+  primitiveFromAvro,
+  recordFieldsOf,
+  resolveRecord,
+  ICEBERG_FIELD_NAME_PROP,
+  FIELD_ID_PROP,
+} from '../avro.js';
+import { type ManifestFile, ManifestContent } from '../manifest-list.js';
+import { type PartitionSpec, partitionType } from '../partition.js';
+import type { Schema } from '../schema.js';
+import { type NestedField, type PrimitiveType, type StructType, isPrimitive } from '../types.js';
+import type { IcebergValue, Row } from '../values.js';
+import { type DataFile, DATA_FILE_FIELDS as DF, PARTITION_FIELD_ID, isFileFormat } from './data-file.js';
+import { type ManifestEntry, ManifestEntryStatus, MANIFEST_ENTRY_FIELDS as ENTRY } from './manifest-entry.js';
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+type RawEntry = Omit<Mutable<ManifestEntry>, 'dataFile'> & { dataFile: Mutable<DataFile> };
+
+/** The key-value metadata of a manifest; every key is optional when reading. */
+export interface ManifestHeader {
+  readonly avro: AvroContainerHeader;
+  readonly formatVersion: number | undefined;
+  readonly content: ManifestContent | undefined;
+  readonly partitionSpecId: number | undefined;
+  readonly schemaId: number | undefined;
+  /** Raw JSON text of `schema` and `partition-spec`. */
+  readonly schemaJson: string | undefined;
+  readonly partitionSpecJson: string | undefined;
+}
+
+export interface ReadManifestFileOptions {
+  /** Partition type to convert partition values to (partitionType(spec, schema)); else inferred from the file. */
+  readonly partitionType?: StructType;
+  /** Stamped on every DataFile; else the header's partition-spec-id, else 0. */
+  readonly specId?: number;
+}
+
+export interface OpenManifest {
+  readonly header: ManifestHeader;
+  /** Entries as stored: null snapshot ids and sequence numbers are not inherited. */
+  readonly entries: AsyncIterable<ManifestEntry>;
+}
+
+function intOrUndefined(s: string | undefined): number | undefined {
+  if (s === undefined) return undefined;
+  const n = Number(s);
+  return Number.isInteger(n) ? n : undefined;
+}
+
+function parseHeader(avro: AvroContainerHeader): ManifestHeader {
+  const content = headerString(avro, 'content');
+  return {
+    avro,
+    formatVersion: intOrUndefined(headerString(avro, 'format-version')),
+    content: content === 'deletes' ? ManifestContent.Deletes : content === 'data' ? ManifestContent.Data : undefined,
+    partitionSpecId: intOrUndefined(headerString(avro, 'partition-spec-id')),
+    schemaId: intOrUndefined(headerString(avro, 'schema-id')),
+    schemaJson: headerString(avro, 'schema'),
+    partitionSpecJson: headerString(avro, 'partition-spec'),
+  };
+}
+
+type Convert = (v: unknown) => IcebergValue;
+
+const MICROS_PER_DAY = 86_400_000_000n;
+
+function partitionConverter(fileType: PrimitiveType | undefined, target: PrimitiveType): Convert {
+  // A date partition promoted to timestamp (v3) is stored as days in older manifests.
+  if (fileType?.type === 'date' && (target.type === 'timestamp' || target.type === 'timestamptz')) {
+    return (v) => (v === null || v === undefined ? null : BigInt(v as number) * MICROS_PER_DAY);
+  }
+  if (fileType?.type === 'date' && (target.type === 'timestamp_ns' || target.type === 'timestamptz_ns')) {
+    return (v) => (v === null || v === undefined ? null : BigInt(v as number) * MICROS_PER_DAY * 1000n);
+  }
+  return (v) => primitiveFromAvro(target, v);
+}
+
+interface PartitionSlot {
+  readonly name: string;
+  readonly avroName: string | undefined;
+  readonly convert: Convert;
+}
+
+function partitionDecoder(
+  record: AvroSchemaObject | undefined,
+  named: ReadonlyMap<string, AvroSchemaObject>,
+  target: StructType | undefined,
+): (rec: AvroRecord | null | undefined) => Row {
+  const fileFields: readonly AvroFieldSchema[] = record ? recordFieldsOf(record) : [];
+  const byId = new Map<number, AvroFieldSchema>();
+  for (const f of fileFields) if (f[FIELD_ID_PROP] !== undefined) byId.set(Number(f[FIELD_ID_PROP]), f);
+  const slots: PartitionSlot[] = [];
+  if (target) {
+    target.fields.forEach((tf, i) => {
+      const ff = byId.get(tf.id) ?? (byId.size === 0 ? fileFields[i] : undefined);
+      const fileType = ff ? icebergPrimitiveOf(ff.type, named) : undefined;
+      const type = isPrimitive(tf.type) && tf.type.type !== 'unknown' ? tf.type : (fileType ?? { type: 'unknown' });
+      slots.push({ name: tf.name, avroName: ff?.name, convert: partitionConverter(fileType, type) });
+    });
+  } else {
+    for (const ff of fileFields) {
+      const type = icebergPrimitiveOf(ff.type, named) ?? { type: 'unknown' };
+      const name = typeof ff[ICEBERG_FIELD_NAME_PROP] === 'string' ? (ff[ICEBERG_FIELD_NAME_PROP] as string) : ff.name;
+      slots.push({ name, avroName: ff.name, convert: partitionConverter(type, type) });
+    }
+  }
+  return (rec) => {
+    const row: Row = {};
+    for (const s of slots) row[s.name] = rec && s.avroName !== undefined ? s.convert(rec[s.avroName]) : null;
+    return row;
+  };
+}
+
+function longMap(v: unknown): Map<number, bigint> | null {
+  if (v === null || v === undefined) return null;
+  if (v instanceof Map) return v as Map<number, bigint>;
+  const m = new Map<number, bigint>();
+  if (Array.isArray(v)) {
+    for (const kv of v as { key: number; value: bigint }[]) m.set(kv.key, kv.value);
+  } else {
+    for (const [k, x] of Object.entries(v as Record<string, bigint>)) m.set(Number(k), x);
+  }
+  return m;
+}
+
+function view(b: Uint8Array): Uint8Array {
+  return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+}
+
+function bytesMap(v: unknown): Map<number, Uint8Array> | null {
+  if (v === null || v === undefined) return null;
+  if (v instanceof Map) return v as Map<number, Uint8Array>;
+  const m = new Map<number, Uint8Array>();
+  if (Array.isArray(v)) {
+    for (const kv of v as { key: number; value: Uint8Array }[]) m.set(kv.key, view(kv.value));
+  } else {
+    for (const [k, x] of Object.entries(v as Record<string, Uint8Array>)) m.set(Number(k), view(x));
+  }
+  return m;
+}
+
+type EntryDecoder = (rec: AvroRecord, index: number) => RawEntry;
+
+function entryDecoder(header: AvroContainerHeader, options: ReadManifestFileOptions, specId: number): EntryDecoder {
+  const path = header.path;
+  const named = namedAvroTypes(header.schema);
+  const root = resolveRecord(header.schema, named);
+  if (!root) throw new InvalidFileError('manifest schema is not a record', { path });
+  const e = fieldIndex(root, named);
+  const need = (idx: ReturnType<typeof fieldIndex>, f: NestedField, where: string): string => {
+    const n = fieldName(idx, f.id, f.name);
+    if (n === undefined) throw new InvalidFileError(`manifest has no ${where} field ${f.id} (${f.name})`, { path });
+    return n;
+  };
+  const status = need(e, ENTRY.STATUS, 'manifest_entry');
+  const dataFileName = fieldName(e, ENTRY.DATA_FILE_ID, 'data_file');
+  if (dataFileName === undefined) throw new InvalidFileError('manifest has no manifest_entry field 2 (data_file)', { path });
+  const snapshotId = fieldName(e, ENTRY.SNAPSHOT_ID.id, ENTRY.SNAPSHOT_ID.name);
+  const seq = fieldName(e, ENTRY.SEQUENCE_NUMBER.id, ENTRY.SEQUENCE_NUMBER.name);
+  const fileSeq = fieldName(e, ENTRY.FILE_SEQUENCE_NUMBER.id, ENTRY.FILE_SEQUENCE_NUMBER.name);
+
+  const dfRecord = resolveRecord(recordFieldsOf(root).find((f) => f.name === dataFileName)?.type, named);
+  if (!dfRecord) throw new InvalidFileError('manifest data_file is not a record', { path });
+  const d = fieldIndex(dfRecord, named);
+  const n = {
+    content: fieldName(d, DF.CONTENT.id, DF.CONTENT.name),
+    filePath: need(d, DF.FILE_PATH, 'data_file'),
+    fileFormat: need(d, DF.FILE_FORMAT, 'data_file'),
+    partition: fieldName(d, PARTITION_FIELD_ID, 'partition'),
+    recordCount: need(d, DF.RECORD_COUNT, 'data_file'),
+    fileSize: need(d, DF.FILE_SIZE, 'data_file'),
+    columnSizes: fieldName(d, DF.COLUMN_SIZES.id, DF.COLUMN_SIZES.name),
+    valueCounts: fieldName(d, DF.VALUE_COUNTS.id, DF.VALUE_COUNTS.name),
+    nullValueCounts: fieldName(d, DF.NULL_VALUE_COUNTS.id, DF.NULL_VALUE_COUNTS.name),
+    nanValueCounts: fieldName(d, DF.NAN_VALUE_COUNTS.id, DF.NAN_VALUE_COUNTS.name),
+    lowerBounds: fieldName(d, DF.LOWER_BOUNDS.id, DF.LOWER_BOUNDS.name),
+    upperBounds: fieldName(d, DF.UPPER_BOUNDS.id, DF.UPPER_BOUNDS.name),
+    keyMetadata: fieldName(d, DF.KEY_METADATA.id, DF.KEY_METADATA.name),
+    splitOffsets: fieldName(d, DF.SPLIT_OFFSETS.id, DF.SPLIT_OFFSETS.name),
+    equalityIds: fieldName(d, DF.EQUALITY_IDS.id, DF.EQUALITY_IDS.name),
+    sortOrderId: fieldName(d, DF.SORT_ORDER_ID.id, DF.SORT_ORDER_ID.name),
+    firstRowId: fieldName(d, DF.FIRST_ROW_ID.id, DF.FIRST_ROW_ID.name),
+    referencedDataFile: fieldName(d, DF.REFERENCED_DATA_FILE.id, DF.REFERENCED_DATA_FILE.name),
+    contentOffset: fieldName(d, DF.CONTENT_OFFSET.id, DF.CONTENT_OFFSET.name),
+    contentSize: fieldName(d, DF.CONTENT_SIZE.id, DF.CONTENT_SIZE.name),
+  };
+  const partRecord = n.partition
+    ? resolveRecord(recordFieldsOf(dfRecord).find((f) => f.name === n.partition)?.type, named)
+    : undefined;
+  const decodePartition = partitionDecoder(partRecord, named, options.partitionType);
+  // Absent columns read as null through a key no record has. One access site per field
+  // keeps V8's keyed loads monomorphic, which a shared getter would not.
+  const ABSENT = '\u0000absent';
+  const k = (name: string | undefined): string => name ?? ABSENT;
+  const kContent = k(n.content);
+  const kColumnSizes = k(n.columnSizes);
+  const kValueCounts = k(n.valueCounts);
+  const kNullValueCounts = k(n.nullValueCounts);
+  const kNanValueCounts = k(n.nanValueCounts);
+  const kLowerBounds = k(n.lowerBounds);
+  const kUpperBounds = k(n.upperBounds);
+  const kKeyMetadata = k(n.keyMetadata);
+  const kSplitOffsets = k(n.splitOffsets);
+  const kEqualityIds = k(n.equalityIds);
+  const kSortOrderId = k(n.sortOrderId);
+  const kFirstRowId = k(n.firstRowId);
+  const kReferencedDataFile = k(n.referencedDataFile);
+  const kContentOffset = k(n.contentOffset);
+  const kContentSize = k(n.contentSize);
+  const kSnapshotId = k(snapshotId);
+  const kSeq = k(seq);
+  const kFileSeq = k(fileSeq);
+  const kPartition = k(n.partition);
+  const { filePath: kFilePath, fileFormat: kFileFormat, recordCount: kRecordCount, fileSize: kFileSize } = n;
+
+  return (rec, index) => {
+    const st = rec[status] as number;
+    if (st !== 0 && st !== 1 && st !== 2) {
+      throw new InvalidFileError(`manifest entry ${index} has status ${st} (expected 0, 1 or 2)`, { path });
+    }
+    const df = rec[dataFileName] as AvroRecord;
+    const content = (df[kContent] as number | undefined) ?? 0;
+    if (content !== 0 && content !== 1 && content !== 2) {
+      throw new InvalidFileError(`manifest entry ${index} has data_file.content ${content} (expected 0, 1 or 2)`, { path });
+    }
+    const rawFormat = df[kFileFormat] as string;
+    const format = isFileFormat(rawFormat) ? rawFormat : String(rawFormat).toUpperCase();
+    if (!isFileFormat(format)) {
+      throw new InvalidFileError(`manifest entry ${index} has unknown file_format "${String(rawFormat)}"`, { path });
+    }
+    const keyMetadata = (df[kKeyMetadata] ?? null) as Uint8Array | null;
+    const dataFile: Mutable<DataFile> = {
+      content,
+      filePath: df[kFilePath] as string,
+      fileFormat: format,
+      specId,
+      partition: decodePartition(df[kPartition] as AvroRecord | undefined),
+      recordCount: df[kRecordCount] as bigint,
+      fileSizeInBytes: df[kFileSize] as bigint,
+      columnSizes: longMap(df[kColumnSizes]),
+      valueCounts: longMap(df[kValueCounts]),
+      nullValueCounts: longMap(df[kNullValueCounts]),
+      nanValueCounts: longMap(df[kNanValueCounts]),
+      lowerBounds: bytesMap(df[kLowerBounds]),
+      upperBounds: bytesMap(df[kUpperBounds]),
+      keyMetadata: keyMetadata === null ? null : view(keyMetadata),
+      splitOffsets: (df[kSplitOffsets] ?? null) as bigint[] | null,
+      equalityIds: (df[kEqualityIds] ?? null) as number[] | null,
+      sortOrderId: (df[kSortOrderId] ?? null) as number | null,
+      firstRowId: (df[kFirstRowId] ?? null) as bigint | null,
+      referencedDataFile: (df[kReferencedDataFile] ?? null) as string | null,
+      contentOffset: (df[kContentOffset] ?? null) as bigint | null,
+      contentSizeInBytes: (df[kContentSize] ?? null) as bigint | null,
+    };
+    return {
+      status: st,
+      snapshotId: (rec[kSnapshotId] ?? null) as bigint | null,
+      sequenceNumber: (rec[kSeq] ?? null) as bigint | null,
+      fileSequenceNumber: (rec[kFileSeq] ?? null) as bigint | null,
+      dataFile,
+    };
+  };
+}
+
+async function openManifest(
+  source: ByteSource,
+  path: string,
+  options: ReadManifestFileOptions,
+): Promise<{ header: ManifestHeader; entries: () => AsyncGenerator<RawEntry> }> {
+  const reader = await openAvroContainer<AvroRecord>(source, path);
+  const header = parseHeader(reader.header);
+  const decode = entryDecoder(reader.header, options, options.specId ?? header.partitionSpecId ?? 0);
+  return {
+    header,
+    entries: async function* () {
+      let i = 0;
+      for await (const block of reader.blocks()) {
+        for (const rec of reader.decodeBlock(block)) yield decode(rec, i++);
+      }
+    },
+  };
+}
+
+/**
+ * Opens a manifest from its bytes or a stream of chunks and returns the header and
+ * the entries as stored (no inheritance). v1 manifests (no content or sequence
+ * columns, block_size_in_bytes present) read as content 0 with null sequence numbers.
+ */
+export async function readManifestFile(
+  source: ByteSource,
+  path: string,
+  options: ReadManifestFileOptions = {},
+): Promise<OpenManifest> {
+  const m = await openManifest(source, path, options);
+  return { header: m.header, entries: m.entries() };
+}
+
+export interface ReadManifestOptions {
+  /** Manifests longer than this are streamed in range reads of this size. @default 8 MiB */
+  readonly chunkSize?: number;
+}
+
+const READ_CHUNK = 8 * 1024 * 1024;
+
+async function* rangeChunks(io: FileIO, path: string, length: number, chunk: number): AsyncGenerator<Uint8Array> {
+  for (let start = 0; start < length; start += chunk) {
+    yield await io.readRange(path, start, Math.min(length, start + chunk));
+  }
+}
+
+/**
+ * Reads the entries of a manifest listed in a snapshot's manifest list, streaming
+ * large ones in range reads, with inherited metadata applied as Java does
+ * (InheritableMetadataFactory, ManifestReader.idAssigner):
+ * - a null snapshot_id takes the manifest's added_snapshot_id, whatever the status;
+ * - null sequence numbers take the manifest's sequence_number only for ADDED entries
+ *   (for every entry when that is 0, i.e. v1 manifests);
+ * - v3: when the manifest has a first_row_id, each non-DELETED file with a null
+ *   first_row_id gets it plus the record_count of the earlier such files; when the
+ *   manifest has none (written before the upgrade), every first_row_id reads as null.
+ * A manifest not yet in a list (null sequence_number) is read without inheritance
+ * of sequence numbers or row ids.
+ */
+export async function* readManifest(
+  io: FileIO,
+  manifestFile: ManifestFile,
+  specsById: ReadonlyMap<number, PartitionSpec>,
+  schema: Schema,
+  options: ReadManifestOptions = {},
+): AsyncGenerator<ManifestEntry> {
+  const path = manifestFile.manifestPath;
+  const spec = specsById.get(manifestFile.partitionSpecId);
+  if (!spec) {
+    throw new InvalidFileError(`manifest uses partition spec ${manifestFile.partitionSpecId}, which the table does not have`, {
+      path,
+    });
+  }
+  const length = Number(manifestFile.manifestLength);
+  const chunk = options.chunkSize ?? READ_CHUNK;
+  const source = length > chunk ? rangeChunks(io, path, length, chunk) : await io.read(path);
+  const m = await openManifest(source, path, { partitionType: partitionType(spec, schema), specId: spec.specId });
+
+  const committed = manifestFile.sequenceNumber !== null && manifestFile.sequenceNumber !== undefined;
+  const seq = manifestFile.sequenceNumber ?? 0n;
+  const rowIds = committed && manifestFile.firstRowId !== null && manifestFile.firstRowId !== undefined;
+  let nextRowId = manifestFile.firstRowId ?? 0n;
+
+  for await (const e of m.entries()) {
+    if (e.snapshotId === null) e.snapshotId = manifestFile.addedSnapshotId;
+    if (committed) {
+      const inherit = seq === 0n || e.status === ManifestEntryStatus.Added;
+      if (e.sequenceNumber === null && inherit) e.sequenceNumber = seq;
+      if (e.fileSequenceNumber === null && inherit) e.fileSequenceNumber = seq;
+      if (rowIds) {
+        if (e.status !== ManifestEntryStatus.Deleted && e.dataFile.firstRowId === null) {
+          e.dataFile.firstRowId = nextRowId;
+          nextRowId += e.dataFile.recordCount;
+        }
+      } else {
+        e.dataFile.firstRowId = null;
+      }
+    }
+    yield e;
+  }
+}
