@@ -10,6 +10,9 @@ export const ErrorKind = {
   CommitConflict: 'commit-conflict',
   Validation: 'validation',
   Io: 'io',
+  InvalidArgument: 'invalid-argument',
+  IllegalState: 'illegal-state',
+  ReadOnly: 'read-only',
 } as const;
 export type ErrorKind = (typeof ErrorKind)[keyof typeof ErrorKind];
 
@@ -82,5 +85,30 @@ export class ValidationError extends PackiceError {
 export class IoError extends PackiceError {
   constructor(message: string, options: ErrorOptions = {}) {
     super(ErrorKind.Io, message, { retryable: true, ...options });
+  }
+}
+
+/**
+ * A value or argument outside what a function accepts: a value that does not fit its
+ * Iceberg type, text that is not a type or a mode, a position or size out of range
+ * (Java's IllegalArgumentException). Readers that know the file wrap it in InvalidFileError.
+ */
+export class InvalidArgumentError extends PackiceError {
+  constructor(message: string, options: ErrorOptions = {}) {
+    super(ErrorKind.InvalidArgument, message, options);
+  }
+}
+
+/** A call the object's state does not allow: writing after close, iterating twice (Java's IllegalStateException). */
+export class IllegalStateError extends PackiceError {
+  constructor(message: string, options: ErrorOptions = {}) {
+    super(ErrorKind.IllegalState, message, options);
+  }
+}
+
+/** A change asked of a table that was opened read-only (from an explicit metadata file, not the catalog). */
+export class ReadOnlyTableError extends PackiceError {
+  constructor(message: string, options: ErrorOptions = {}) {
+    super(ErrorKind.ReadOnly, message, options);
   }
 }

@@ -7,7 +7,7 @@
  *
  * This module works on the metadata JSON as text; parsing it is the caller's business.
  */
-import { AlreadyExistsError, CommitConflictError, InvalidFileError, NotFoundError } from '../errors.js';
+import { AlreadyExistsError, CommitConflictError, InvalidArgumentError, InvalidFileError, NotFoundError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
 import { joinPath } from '../io/path.js';
 
@@ -87,7 +87,7 @@ export async function commitNext(
   text: string,
 ): Promise<CommittedMetadata> {
   if (!Number.isSafeInteger(baseVersion) || baseVersion < 0) {
-    throw new RangeError(`base version must be a non-negative integer, got ${baseVersion}`);
+    throw new InvalidArgumentError(`base version must be a non-negative integer, got ${baseVersion}`);
   }
   const version = baseVersion + 1;
   const metadataLocation = metadataFileLocation(tableLocation, version);

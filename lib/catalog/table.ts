@@ -1,4 +1,4 @@
-import { CommitConflictError, InvalidFileError } from '../errors.js';
+import { CommitConflictError, ReadOnlyTableError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
 import { fileIOFor } from '../io/index.js';
 import {
@@ -78,7 +78,7 @@ export async function commitTable(
   options: CommitOptions = {},
 ): Promise<CommitResult> {
   if (table.version === undefined) {
-    throw new InvalidFileError('a table opened from an explicit metadata file is read-only', { path: table.metadataLocation });
+    throw new ReadOnlyTableError('a table opened from an explicit metadata file is read-only', { path: table.metadataLocation });
   }
   const retries = options.retries ?? intProperty(table.metadata, 'commit.retry.num-retries', 4);
   const minWait = intProperty(table.metadata, 'commit.retry.min-wait-ms', 100);

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { crc32, deflateRawSync, inflateRawSync } from 'node:zlib';
 import avro from 'avsc';
 import type { Schema as AvscSchema, Type as AvscType } from 'avsc';
-import { InvalidFileError, UnsupportedError } from '../errors.js';
+import { IllegalStateError, InvalidArgumentError, InvalidFileError, UnsupportedError } from '../errors.js';
 import type { IcebergType, NestedField, PrimitiveType, StructType } from './types.js';
 import { typeToJson } from './types.js';
 import type { IcebergValue, Row } from './values.js';
@@ -95,7 +95,7 @@ function readBigLong(tap: Tap): bigint {
 }
 
 function writeBigLong(tap: Tap, v: unknown): void {
-  if (!isInt64(v)) throw new TypeError(`invalid "long": ${describe(v)} (expected a bigint in the int64 range)`);
+  if (!isInt64(v)) throw new InvalidArgumentError(`invalid "long": ${describe(v)} (expected a bigint in the int64 range)`);
   if (v > -SAFE && v < SAFE) {
     tap.writeLong(Number(v));
     return;
@@ -229,7 +229,7 @@ const DIGIT = /\p{Nd}/u;
 
 /** AvroSchemaUtil.validAvroName: a letter or `_`, then letters, digits or `_`. */
 export function isValidAvroName(name: string): boolean {
-  if (name.length === 0) throw new Error('Empty name');
+  if (name.length === 0) throw new InvalidArgumentError('Empty name');
   for (let i = 0; i < name.length; i++) {
     const c = name[i];
     const ok = c === '_' || (i === 0 ? LETTER.test(c) : LETTER_OR_DIGIT.test(c));
@@ -258,7 +258,7 @@ export function avroFieldName(name: string): string {
 
 /** TypeUtil.decimalRequiredBytes: the fewest bytes whose signed range holds 10^P − 1. */
 export function decimalRequiredBytes(precision: number): number {
-  if (precision < 0 || precision > 40) throw new RangeError(`Unsupported decimal precision: ${precision}`);
+  if (precision < 0 || precision > 40) throw new InvalidArgumentError(`Unsupported decimal precision: ${precision}`);
   const max = 10n ** BigInt(precision) - 1n;
   let n = 1;
   while (max > 2n ** BigInt(8 * n - 1) - 1n) n++;
@@ -349,7 +349,7 @@ export function icebergToAvroSchema(struct: StructType, rootName: string): AvroS
   };
 
   const root = convertStruct(struct, undefined);
-  if (typeof root === 'string') throw new Error('unreachable: the root record is always defined');
+  if (typeof root === 'string') throw new IllegalStateError('unreachable: the root record is always defined');
   return root as AvroSchemaObject;
 }
 
@@ -554,7 +554,7 @@ export function bigIntFromTwosComplement(b: Uint8Array): bigint {
 
 /** bigint → exactly `size` two's-complement big-endian bytes (Avro decimal fixed). */
 export function bigIntToTwosComplement(v: bigint, size: number): Uint8Array {
-  if (BigInt.asIntN(size * 8, v) !== v) throw new RangeError(`${v} does not fit in ${size} bytes`);
+  if (BigInt.asIntN(size * 8, v) !== v) throw new InvalidArgumentError(`${v} does not fit in ${size} bytes`);
   const out = new Uint8Array(size);
   let x = BigInt.asUintN(size * 8, v);
   for (let i = size - 1; i >= 0; i--) {
@@ -774,7 +774,7 @@ export class AvroContainerWriter<T = unknown> {
     this.level = options.deflateLevel ?? DEFAULT_DEFLATE_LEVEL;
     this.syncInterval = options.syncInterval ?? DEFAULT_SYNC_INTERVAL;
     this.sync = Buffer.from(options.syncMarker ?? randomBytes(SYNC_SIZE));
-    if (this.sync.length !== SYNC_SIZE) throw new RangeError('an Avro sync marker has 16 bytes');
+    if (this.sync.length !== SYNC_SIZE) throw new InvalidArgumentError('an Avro sync marker has 16 bytes');
     this.block = new ByteSink(this.syncInterval + 4096);
 
     // DataFileWriter: setCodec, then the caller's setMeta calls, then create() sets the schema.
@@ -796,7 +796,7 @@ export class AvroContainerWriter<T = unknown> {
 
   /** Appends one record; throws TypeError naming the bad value's path when it does not fit the schema. */
   append(record: T): void {
-    if (this.finished) throw new Error('the Avro writer is closed');
+    if (this.finished) throw new IllegalStateError('the Avro writer is closed');
     const sink = this.block;
     for (;;) {
       const end = this.type.encode(record, sink.buf, sink.pos);
@@ -940,7 +940,7 @@ function varLongAt(buf: Buffer, pos: number): { value: number; end: number } | u
     if (!(b & 0x80)) return { value: z % 2 === 1 ? -(z + 1) / 2 : z / 2, end: pos };
     mul *= 128;
   }
-  throw new RangeError('varint longer than 10 bytes');
+  throw new InvalidFileError('varint longer than 10 bytes');
 }
 
 type HeaderParse = { header: Omit<AvroContainerHeader, 'path'>; end: number } | 'more';
@@ -1009,11 +1009,11 @@ function snappyDecompress(input: Buffer): Buffer {
   let shift = 0;
   for (;;) {
     const b = input[pos++];
-    if (b === undefined) throw new RangeError('truncated snappy length');
+    if (b === undefined) throw new InvalidFileError('truncated snappy length');
     len |= (b & 0x7f) << shift;
     if (!(b & 0x80)) break;
     shift += 7;
-    if (shift > 28) throw new RangeError('snappy length too long');
+    if (shift > 28) throw new InvalidFileError('snappy length too long');
   }
   const out = Buffer.allocUnsafe(len);
   let op = 0;
@@ -1028,7 +1028,7 @@ function snappyDecompress(input: Buffer): Buffer {
         for (let i = 0; i < bytes; i++) n |= input[pos++] << (8 * i);
       }
       n += 1;
-      if (pos + n > input.length || op + n > len) throw new RangeError('snappy literal out of range');
+      if (pos + n > input.length || op + n > len) throw new InvalidFileError('snappy literal out of range');
       input.copy(out, op, pos, pos + n);
       pos += n;
       op += n;
@@ -1048,10 +1048,10 @@ function snappyDecompress(input: Buffer): Buffer {
       offset = (input[pos] | (input[pos + 1] << 8) | (input[pos + 2] << 16) | (input[pos + 3] << 24)) >>> 0;
       pos += 4;
     }
-    if (offset === 0 || offset > op || op + n > len) throw new RangeError('snappy copy out of range');
+    if (offset === 0 || offset > op || op + n > len) throw new InvalidFileError('snappy copy out of range');
     for (let i = 0; i < n; i++, op++) out[op] = out[op - offset];
   }
-  if (op !== len) throw new RangeError(`snappy output is ${op} bytes, expected ${len}`);
+  if (op !== len) throw new InvalidFileError(`snappy output is ${op} bytes, expected ${len}`);
   return out;
 }
 
@@ -1063,9 +1063,9 @@ function decompress(codec: string, data: Buffer, path: string, blockIndex: numbe
       case 'deflate':
         return inflateRawSync(data);
       case 'snappy': {
-        if (data.length < 4) throw new RangeError('snappy block shorter than its checksum');
+        if (data.length < 4) throw new InvalidFileError('snappy block shorter than its checksum');
         const out = snappyDecompress(data.subarray(0, data.length - 4));
-        if ((crc32(out) >>> 0) !== data.readUInt32BE(data.length - 4)) throw new RangeError('snappy checksum mismatch');
+        if ((crc32(out) >>> 0) !== data.readUInt32BE(data.length - 4)) throw new InvalidFileError('snappy checksum mismatch');
         return out;
       }
       default:
@@ -1113,7 +1113,7 @@ export class AvroContainerReader<T = unknown> implements AsyncIterable<T> {
 
   /** The decompressed blocks. */
   async *blocks(): AsyncGenerator<AvroBlock> {
-    if (this.used) throw new Error(`${this.path}: an Avro reader can be iterated once`);
+    if (this.used) throw new IllegalStateError('an Avro reader can be iterated once', { path: this.path });
     this.used = true;
     const input = this.input;
     const path = this.path;

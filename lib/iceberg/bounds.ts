@@ -3,6 +3,7 @@
  * the value order used for lower/upper bounds (Java Comparators.java), and
  * bound truncation (Java UnicodeUtil.java, BinaryUtil.java).
  */
+import { InvalidArgumentError } from '../errors.js';
 import type { PrimitiveType } from './types.js';
 import { primitiveToString } from './types.js';
 import { uuidFromBytes, uuidToBytes, type IcebergValue } from './values.js';
@@ -15,7 +16,7 @@ const utf8Decoder = new TextDecoder('utf-8', { fatal: true });
 
 function fail(type: PrimitiveType, value: unknown, why: string): never {
   const shown = typeof value === 'bigint' ? `${value}n` : value instanceof Uint8Array ? `${value.length} bytes` : JSON.stringify(value);
-  throw new TypeError(`cannot serialize ${shown} as ${primitiveToString(type)}: ${why}`);
+  throw new InvalidArgumentError(`cannot serialize ${shown} as ${primitiveToString(type)}: ${why}`);
 }
 
 function asBigInt(type: PrimitiveType, v: IcebergValue): bigint {
@@ -110,7 +111,7 @@ export function toBytes(type: PrimitiveType, value: IcebergValue): Uint8Array {
 
 function checkLength(type: PrimitiveType, bytes: Uint8Array, allowed: readonly number[]): void {
   if (!allowed.includes(bytes.length)) {
-    throw new TypeError(
+    throw new InvalidArgumentError(
       `cannot read a ${primitiveToString(type)} from ${bytes.length} bytes (expected ${allowed.join(' or ')})`,
     );
   }
@@ -161,10 +162,10 @@ export function fromBytes(type: PrimitiveType, bytes: Uint8Array): IcebergValue 
     case 'binary':
       return bytes.slice();
     case 'decimal':
-      if (bytes.length === 0) throw new TypeError(`cannot read a ${primitiveToString(type)} from 0 bytes`);
+      if (bytes.length === 0) throw new InvalidArgumentError(`cannot read a ${primitiveToString(type)} from 0 bytes`);
       return bigIntFromBytes(bytes);
     case 'unknown':
-      throw new TypeError('unknown has no single-value form');
+      throw new InvalidArgumentError('unknown has no single-value form');
   }
 }
 
@@ -257,7 +258,7 @@ export function isTruncatable(type: PrimitiveType): boolean {
 
 /** The first `length` code points of `s` (Java UnicodeUtil.truncateString). */
 export function truncateString(s: string, length: number): string {
-  if (length <= 0) throw new RangeError('truncate length must be positive');
+  if (length <= 0) throw new InvalidArgumentError('truncate length must be positive');
   let units = 0;
   for (let cp = 0; cp < length; cp++) {
     if (units >= s.length) return s;
@@ -283,7 +284,7 @@ export function truncateStringMax(s: string, length: number): string | undefined
   const cps = Array.from(prefix, (c) => c.codePointAt(0) as number);
   for (let i = cps.length - 1; i >= 0; i--) {
     const cp = cps[i];
-    if (cp >= 0xd800 && cp <= 0xdfff) throw new RangeError(`invalid code point U+${cp.toString(16).toUpperCase()} (lone surrogate)`);
+    if (cp >= 0xd800 && cp <= 0xdfff) throw new InvalidArgumentError(`invalid code point U+${cp.toString(16).toUpperCase()} (lone surrogate)`);
     if (cp === 0x10ffff) continue;
     const next = cp === 0xd7ff ? 0xe000 : cp + 1;
     return String.fromCodePoint(...cps.slice(0, i), next);

@@ -12,7 +12,7 @@
  */
 import { crc32 } from 'node:zlib';
 import { RoaringBitmap32, roaringLibraryInitialize, roaringLibraryIsReady } from 'roaring-wasm';
-import { InvalidFileError, ValidationError } from '../errors.js';
+import { IllegalStateError, InvalidArgumentError, InvalidFileError, ValidationError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
 import { type BlobMetadata, type PuffinBlob, PuffinWriter, readPuffinBlob, readPuffinFooter } from './puffin.js';
 
@@ -37,7 +37,7 @@ export async function ensureRoaring(): Promise<void> {
 }
 
 function assertReady(): void {
-  if (!roaringLibraryIsReady()) throw new Error('roaring-wasm is not initialised yet: await ensureRoaring() first');
+  if (!roaringLibraryIsReady()) throw new IllegalStateError('roaring-wasm is not initialised yet: await ensureRoaring() first');
 }
 
 /** Module-private access to an index's bitmaps, for the codec below. */
@@ -64,7 +64,7 @@ export class PositionDeleteIndex implements Iterable<bigint> {
   addRange(start: bigint | number, endExclusive: bigint | number): void {
     const s = BigInt(start);
     const e = BigInt(endExclusive);
-    if (s > e) throw new RangeError(`Start position must not exceed end position: [${s}, ${e})`);
+    if (s > e) throw new InvalidArgumentError(`Start position must not exceed end position: [${s}, ${e})`);
     if (s === e) return;
     const [startKey, startLow] = split(s);
     const [endKey, lastLow] = split(e - 1n);
@@ -122,7 +122,7 @@ export class PositionDeleteIndex implements Iterable<bigint> {
   *positions(): IterableIterator<number> {
     for (const [key, low] of this.lowChunks()) {
       const high = key * TWO_32;
-      if (high > Number.MAX_SAFE_INTEGER) throw new RangeError(`position above 2^53 in key ${key}; use the bigint iterator`);
+      if (high > Number.MAX_SAFE_INTEGER) throw new InvalidArgumentError(`position above 2^53 in key ${key}; use the bigint iterator`);
       for (const l of low) yield high + l;
     }
   }
@@ -174,12 +174,12 @@ export class PositionDeleteIndex implements Iterable<bigint> {
 
 function split(pos: bigint | number): [number, number] {
   if (typeof pos === 'number') {
-    if (!Number.isSafeInteger(pos) || pos < 0) throw new RangeError(`Invalid position ${pos}: must be an integer >= 0`);
+    if (!Number.isSafeInteger(pos) || pos < 0) throw new InvalidArgumentError(`Invalid position ${pos}: must be an integer >= 0`);
     const key = Math.floor(pos / TWO_32);
     return [key, pos - key * TWO_32];
   }
   if (pos < 0n || pos > PositionDeleteIndex.MAX_POSITION) {
-    throw new RangeError(`Bitmap supports positions that are >= 0 and <= ${PositionDeleteIndex.MAX_POSITION}: ${pos}`);
+    throw new InvalidArgumentError(`Bitmap supports positions that are >= 0 and <= ${PositionDeleteIndex.MAX_POSITION}: ${pos}`);
   }
   return [Number(pos >> 32n), Number(pos & 0xffffffffn)];
 }

@@ -4,6 +4,7 @@
  * Values are the project's representation (values.ts); JSON comes and goes as the
  * lossless JSON model of json.ts, so longs beyond 2^53 survive and doubles keep ".0".
  */
+import { InvalidArgumentError } from '../errors.js';
 import { isLosslessNumber, LosslessNumber } from 'lossless-json';
 import type { JsonValue } from './json.js';
 import type { IcebergType, PrimitiveType } from './types.js';
@@ -18,12 +19,12 @@ function typeName(t: IcebergType): string {
 
 function bad(t: IcebergType, json: unknown, why = ''): never {
   const shown = isLosslessNumber(json) ? json.value : typeof json === 'bigint' ? String(json) : JSON.stringify(json);
-  throw new TypeError(`cannot parse ${shown} as a ${typeName(t)} value${why ? `: ${why}` : ''}`);
+  throw new InvalidArgumentError(`cannot parse ${shown} as a ${typeName(t)} value${why ? `: ${why}` : ''}`);
 }
 
 function invalid(t: IcebergType, v: unknown, why = ''): never {
   const shown = typeof v === 'bigint' ? `${v}n` : v instanceof Uint8Array ? `${v.length} bytes` : JSON.stringify(v);
-  throw new TypeError(`invalid ${typeName(t)} value ${shown}${why ? `: ${why}` : ''}`);
+  throw new InvalidArgumentError(`invalid ${typeName(t)} value ${shown}${why ? `: ${why}` : ''}`);
 }
 
 /** The text of a JSON number in any of the forms our JSON model holds. */
@@ -48,7 +49,7 @@ function yearText(y: number): string {
 
 export function daysToIsoDate(days: number): string {
   const d = new Date(days * DAY_MS);
-  if (Number.isNaN(d.getTime())) throw new RangeError(`day ${days} is outside the supported date range`);
+  if (Number.isNaN(d.getTime())) throw new InvalidArgumentError(`day ${days} is outside the supported date range`);
   return `${yearText(d.getUTCFullYear())}-${pad(d.getUTCMonth() + 1, 2)}-${pad(d.getUTCDate(), 2)}`;
 }
 
@@ -56,11 +57,11 @@ const DATE = /^([+-]?\d{4,})-(\d{2})-(\d{2})$/;
 
 export function isoDateToDays(s: string): number {
   const m = DATE.exec(s);
-  if (!m) throw new TypeError(`invalid ISO date "${s}"`);
+  if (!m) throw new InvalidArgumentError(`invalid ISO date "${s}"`);
   const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
   const date = new Date(0);
   date.setUTCFullYear(y, mo - 1, d);
-  if (date.getUTCMonth() !== mo - 1 || date.getUTCDate() !== d) throw new TypeError(`invalid ISO date "${s}"`);
+  if (date.getUTCMonth() !== mo - 1 || date.getUTCDate() !== d) throw new InvalidArgumentError(`invalid ISO date "${s}"`);
   return Math.round(date.getTime() / DAY_MS);
 }
 
@@ -84,9 +85,9 @@ const TIME = /^(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?$/;
 /** Time of day as units of 10^-digits seconds; fractions beyond `digits` are truncated. */
 function parseTime(s: string, digits: number): bigint {
   const m = TIME.exec(s);
-  if (!m) throw new TypeError(`invalid ISO time "${s}"`);
+  if (!m) throw new InvalidArgumentError(`invalid ISO time "${s}"`);
   const [h, mi, sec] = [Number(m[1]), Number(m[2]), Number(m[3] ?? '0')];
-  if (h > 23 || mi > 59 || sec > 59) throw new TypeError(`invalid ISO time "${s}"`);
+  if (h > 23 || mi > 59 || sec > 59) throw new InvalidArgumentError(`invalid ISO time "${s}"`);
   const frac = BigInt((m[4] ?? '').padEnd(9, '0').slice(0, digits) || '0');
   return (BigInt(h * 3600 + mi * 60 + sec)) * 10n ** BigInt(digits) + frac;
 }
@@ -149,10 +150,10 @@ const DECIMAL = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/;
 /** Parses decimal text to its unscaled value; its scale must be `scale` (Java checks the same). */
 export function decimalFromJsonString(s: string, scale: number): bigint {
   const m = DECIMAL.exec(s);
-  if (!m || (m[2] === '' && (m[3] ?? '') === '')) throw new TypeError(`invalid decimal "${s}"`);
+  if (!m || (m[2] === '' && (m[3] ?? '') === '')) throw new InvalidArgumentError(`invalid decimal "${s}"`);
   const frac = m[3] ?? '';
   const textScale = frac.length - Number(m[4] ?? '0');
-  if (textScale !== scale) throw new TypeError(`decimal "${s}" has scale ${textScale}, expected ${scale}`);
+  if (textScale !== scale) throw new InvalidArgumentError(`decimal "${s}" has scale ${textScale}, expected ${scale}`);
   const unscaled = BigInt(`${m[2]}${frac}` || '0');
   return m[1] === '-' ? -unscaled : unscaled;
 }

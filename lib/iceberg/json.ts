@@ -4,6 +4,7 @@ import { isLosslessNumber, LosslessNumber, parse, stringify } from 'lossless-jso
  * Lossless JSON for metadata files: every number is kept as its source text
  * (LosslessNumber) so longs above 2^53 and fields we don't know survive a round trip.
  */
+import { InvalidArgumentError } from '../errors.js';
 export type JsonValue = null | boolean | string | LosslessNumber | number | bigint | JsonValue[] | JsonObject;
 export interface JsonObject {
   [key: string]: JsonValue;
@@ -15,7 +16,7 @@ export function parseJson(text: string): JsonValue {
 
 export function stringifyJson(value: unknown, indent?: number): string {
   const s = stringify(value as JsonValue, undefined, indent);
-  if (s === undefined) throw new Error('value cannot be written as JSON');
+  if (s === undefined) throw new InvalidArgumentError('value cannot be written as JSON');
   return s;
 }
 
@@ -29,7 +30,7 @@ export function jsonBigInt(v: unknown, what: string): bigint {
   if (typeof v === 'number' && Number.isInteger(v)) return BigInt(v);
   if (isLosslessNumber(v)) return BigInt(v.value);
   if (typeof v === 'string' && /^-?\d+$/.test(v)) return BigInt(v);
-  throw new Error(`${what} must be an integer, found ${JSON.stringify(String(v))}`);
+  throw new InvalidArgumentError(`${what} must be an integer, found ${JSON.stringify(String(v))}`);
 }
 
 /** A JSON number that must fit a JS number (ints, ms timestamps). */
@@ -37,7 +38,7 @@ export function jsonNumber(v: unknown, what: string): number {
   if (typeof v === 'number') return v;
   if (typeof v === 'bigint') return Number(v);
   if (isLosslessNumber(v)) return Number(v.value);
-  throw new Error(`${what} must be a number, found ${JSON.stringify(String(v))}`);
+  throw new InvalidArgumentError(`${what} must be a number, found ${JSON.stringify(String(v))}`);
 }
 
 /** Converts LosslessNumbers back to plain JS numbers (or bigint when unsafe), recursively. */

@@ -5,6 +5,7 @@
  * `write.metadata.metrics.max-inferred-column-defaults` (100) columns, and at least
  * truncate(16) for sort columns.
  */
+import { InvalidArgumentError } from '../errors.js';
 import { indexById } from './schema.js';
 import type { IcebergType, StructType } from './types.js';
 import { isPrimitive } from './types.js';
@@ -36,7 +37,7 @@ export function parseMetricsMode(s: string): MetricsMode {
     const length = Number(t[1]);
     if (length > 0 && Number.isSafeInteger(length)) return { kind: 'truncate', length };
   }
-  throw new Error(`invalid metrics mode "${s}" (expected none, counts, full or truncate(N) with N > 0)`);
+  throw new InvalidArgumentError(`invalid metrics mode "${s}" (expected none, counts, full or truncate(N) with N > 0)`);
 }
 
 export function metricsModeToString(m: MetricsMode): string {

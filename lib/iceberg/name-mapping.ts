@@ -1,4 +1,4 @@
-import { InvalidFileError } from '../errors.js';
+import { InvalidArgumentError, InvalidFileError } from '../errors.js';
 import { parseJson, toPlain } from './json.js';
 import type { IcebergType, StructType } from './types.js';
 
@@ -20,7 +20,7 @@ export const NAME_MAPPING_PROPERTY = 'schema.name-mapping.default';
 export function parseNameMapping(text: string, where: string): NameMapping {
   try {
     const json = toPlain(parseJson(text));
-    if (!Array.isArray(json)) throw new Error('a name mapping is a JSON array');
+    if (!Array.isArray(json)) throw new InvalidArgumentError('a name mapping is a JSON array');
     return json.map(mappedFieldFromJson);
   } catch (e) {
     throw new InvalidFileError(`invalid ${NAME_MAPPING_PROPERTY}: ${(e as Error).message}`, { path: where, cause: e });

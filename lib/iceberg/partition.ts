@@ -1,4 +1,5 @@
 import type { Schema } from './schema.js';
+import { InvalidArgumentError } from '../errors.js';
 import { indexById } from './schema.js';
 import { parseTransform, transformResultType, transformToString, type Transform } from './transform.js';
 import type { NestedField, PrimitiveType, StructType } from './types.js';
@@ -20,7 +21,7 @@ export interface PartitionSpec {
 export const PARTITION_DATA_ID_START = 1000;
 
 export function partitionFieldsFromJson(fields: unknown): PartitionField[] {
-  if (!Array.isArray(fields)) throw new Error('partition spec without a "fields" array');
+  if (!Array.isArray(fields)) throw new InvalidArgumentError('partition spec without a "fields" array');
   return fields.map((f: Record<string, unknown>, i) => ({
     sourceId: Number(f['source-id']),
     // v1 specs may omit field-id: they are assigned from 1000 in order.

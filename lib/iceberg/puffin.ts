@@ -4,7 +4,7 @@
  */
 import * as zlib from 'node:zlib';
 import { isLosslessNumber, parse } from 'lossless-json';
-import { InvalidFileError, UnsupportedError } from '../errors.js';
+import { IllegalStateError, InvalidFileError, UnsupportedError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
 
 export const PUFFIN_MAGIC: Readonly<Uint8Array> = Uint8Array.of(0x50, 0x46, 0x41, 0x31);
@@ -142,7 +142,7 @@ export class PuffinWriter {
 
   /** Appends a blob, uncompressed, and returns its metadata. */
   add(blob: PuffinBlob): BlobMetadata {
-    if (this.finished) throw new Error(`PuffinWriter for ${this.path} is already finished`);
+    if (this.finished) throw new IllegalStateError(`PuffinWriter for ${this.path} is already finished`, { path: this.path });
     const meta: BlobMetadata = {
       type: blob.type,
       fields: [...blob.fields],
@@ -178,7 +178,7 @@ export class PuffinWriter {
   }
 
   async finish(): Promise<PuffinWriteResult> {
-    if (this.finished) throw new Error(`PuffinWriter for ${this.path} is already finished`);
+    if (this.finished) throw new IllegalStateError(`PuffinWriter for ${this.path} is already finished`, { path: this.path });
     const { bytes, footerSize } = this.toBytes();
     this.finished = true;
     await this.io.write(this.path, bytes);

@@ -2,7 +2,7 @@
  * Partition transforms (spec "Partition Transforms", Appendix B) and the 32-bit
  * Murmur3 bucket hash. Values follow lib/iceberg/values.ts.
  */
-import { UnsupportedError, ValidationError } from '../errors.js';
+import { InvalidArgumentError, UnsupportedError, ValidationError } from '../errors.js';
 import type { PrimitiveType } from './types.js';
 import type { IcebergValue } from './values.js';
 import { uuidToBytes } from './values.js';
@@ -323,11 +323,11 @@ export function bucketHash(type: PrimitiveType, v: IcebergValue): number {
     case 'binary':
       return murmur3_x86_32(asBytes(v, type.type));
     case 'boolean':
-      if (typeof v !== 'boolean') throw new TypeError(`boolean value expected, got ${describe(v)}`);
+      if (typeof v !== 'boolean') throw new InvalidArgumentError(`boolean value expected, got ${describe(v)}`);
       return hashIntValue(v ? 1 : 0);
     case 'float':
     case 'double':
-      if (typeof v !== 'number') throw new TypeError(`${type.type} value expected, got ${describe(v)}`);
+      if (typeof v !== 'number') throw new InvalidArgumentError(`${type.type} value expected, got ${describe(v)}`);
       return hashDouble(v);
     case 'unknown':
       throw new ValidationError('Values of type unknown have no hash');
@@ -361,23 +361,23 @@ function utf8JavaBytes(s: string): Uint8Array {
 function asInt(v: IcebergValue, what: string): number {
   if (typeof v === 'number' && Number.isInteger(v)) return v;
   if (typeof v === 'bigint') return Number(v);
-  throw new TypeError(`${what} value expected as an integer number, got ${describe(v)}`);
+  throw new InvalidArgumentError(`${what} value expected as an integer number, got ${describe(v)}`);
 }
 
 function asLong(v: IcebergValue, what: string): bigint {
   if (typeof v === 'bigint') return v;
   if (typeof v === 'number' && Number.isInteger(v)) return BigInt(v);
-  throw new TypeError(`${what} value expected as a bigint, got ${describe(v)}`);
+  throw new InvalidArgumentError(`${what} value expected as a bigint, got ${describe(v)}`);
 }
 
 function asString(v: IcebergValue, what: string): string {
   if (typeof v === 'string') return v;
-  throw new TypeError(`${what} value expected as a string, got ${describe(v)}`);
+  throw new InvalidArgumentError(`${what} value expected as a string, got ${describe(v)}`);
 }
 
 function asBytes(v: IcebergValue, what: string): Uint8Array {
   if (v instanceof Uint8Array) return v;
-  throw new TypeError(`${what} value expected as a Uint8Array, got ${describe(v)}`);
+  throw new InvalidArgumentError(`${what} value expected as a Uint8Array, got ${describe(v)}`);
 }
 
 function describe(v: IcebergValue): string {

@@ -2,6 +2,7 @@
  * Iceberg types (spec "Schemas and Data Types"), as a tagged union with the
  * spec's JSON names. Nested types carry their field ids.
  */
+import { InvalidArgumentError } from '../errors.js';
 export type PrimitiveType =
   | { readonly type: 'boolean' }
   | { readonly type: 'int' }
@@ -94,13 +95,13 @@ export function parsePrimitive(s: string): PrimitiveType {
   if (dec) return { type: 'decimal', precision: Number(dec[1]), scale: Number(dec[2]) };
   const fixed = /^fixed\s*\[\s*(\d+)\s*\]$/.exec(name);
   if (fixed) return { type: 'fixed', length: Number(fixed[1]) };
-  throw new Error(`unknown Iceberg type "${s}"`);
+  throw new InvalidArgumentError(`unknown Iceberg type "${s}"`);
 }
 
 /** Parses the JSON form of a type (spec Appendix C). */
 export function typeFromJson(json: unknown): IcebergType {
   if (typeof json === 'string') return parsePrimitive(json);
-  if (json === null || typeof json !== 'object') throw new Error(`invalid type JSON: ${JSON.stringify(json)}`);
+  if (json === null || typeof json !== 'object') throw new InvalidArgumentError(`invalid type JSON: ${JSON.stringify(json)}`);
   const o = json as Record<string, unknown>;
   switch (o.type) {
     case 'struct':
@@ -122,13 +123,13 @@ export function typeFromJson(json: unknown): IcebergType {
         value: typeFromJson(o.value),
       };
     default:
-      throw new Error(`unknown nested type ${JSON.stringify(o.type)}`);
+      throw new InvalidArgumentError(`unknown nested type ${JSON.stringify(o.type)}`);
   }
 }
 
 export function structFromJson(o: Record<string, unknown>): StructType {
   const fields = o.fields;
-  if (!Array.isArray(fields)) throw new Error('struct type without a "fields" array');
+  if (!Array.isArray(fields)) throw new InvalidArgumentError('struct type without a "fields" array');
   return {
     type: 'struct',
     fields: fields.map((f: Record<string, unknown>) => {

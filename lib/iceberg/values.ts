@@ -18,6 +18,7 @@
  * | map                                | Array<[key, value]>                       |
  * | null                               | null                                      |
  */
+import { InvalidArgumentError } from '../errors.js';
 export type IcebergValue =
   | null
   | boolean
@@ -37,7 +38,7 @@ const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'
 
 export function uuidToBytes(uuid: string): Uint8Array {
   const hex = uuid.replace(/-/g, '');
-  if (!/^[0-9a-fA-F]{32}$/.test(hex)) throw new Error(`invalid uuid "${uuid}"`);
+  if (!/^[0-9a-fA-F]{32}$/.test(hex)) throw new InvalidArgumentError(`invalid uuid "${uuid}"`);
   const out = new Uint8Array(16);
   for (let i = 0; i < 16; i++) out[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
   return out;

@@ -94,11 +94,11 @@ function num(v: ThriftValue | undefined, what: string): number {
   if (typeof v === 'number') return v;
   if (typeof v === 'bigint') {
     if (v > BigInt(Number.MAX_SAFE_INTEGER) || v < BigInt(Number.MIN_SAFE_INTEGER)) {
-      throw new RangeError(`${what} ${v} is beyond 2^53`);
+      throw new InvalidFileError(`${what} ${v} is beyond 2^53`);
     }
     return Number(v);
   }
-  throw new TypeError(`${what} is missing or not a number`);
+  throw new InvalidFileError(`${what} is missing or not a number`);
 }
 
 function optNum(v: ThriftValue | undefined, what: string): number | undefined {
@@ -107,7 +107,7 @@ function optNum(v: ThriftValue | undefined, what: string): number | undefined {
 
 function str(v: ThriftValue | undefined, what: string): string {
   if (v instanceof Uint8Array) return utf8.decode(v);
-  throw new TypeError(`${what} is missing or not a string`);
+  throw new InvalidFileError(`${what} is missing or not a string`);
 }
 
 function struct(v: ThriftValue | undefined): ThriftStruct | undefined {
@@ -189,7 +189,7 @@ function statistics(v: ThriftValue | undefined): ColumnStatistics | undefined {
 
 function columnChunk(c: ThriftStruct): ColumnChunkMeta {
   const m = struct(c[3]);
-  if (!m) throw new TypeError('column chunk without meta_data');
+  if (!m) throw new InvalidFileError('column chunk without meta_data');
   const stats = statistics(m[12]);
   return {
     path: list(m[3]).map((p) => str(p, 'path_in_schema')),
@@ -352,7 +352,7 @@ export function schemaTree(footer: ParquetFooter): SchemaNode {
   let i = 0;
   const build = (path: readonly string[]): SchemaNode => {
     const element = elems[i++];
-    if (!element) throw new TypeError('schema list ends early');
+    if (!element) throw new InvalidFileError('schema list ends early');
     const children: SchemaNode[] = [];
     const n = element.numChildren ?? 0;
     for (let c = 0; c < n; c++) {

@@ -10,7 +10,7 @@
  */
 import * as arrow from 'apache-arrow';
 import * as pw from 'parquet-wasm';
-import { InvalidFileError } from '../errors.js';
+import { IllegalStateError, InvalidArgumentError, InvalidFileError } from '../errors.js';
 import type { FileIO, InputFile } from '../io/file-io.js';
 import { readFooter, rowGroupStart, type ParquetFooter } from './footer.js';
 import { planRowGroup, schemaOnlyFile } from './row-group-file.js';
@@ -150,19 +150,19 @@ async function* decodeRowGroup(
 /** Streams the chosen row groups as Arrow record batches. */
 export async function* readRowGroups(file: ParquetFileReader, options: ReadOptions = {}): AsyncIterable<arrow.RecordBatch> {
   const typed = typedFooters.get(file);
-  if (!typed) throw new Error(`${file.path}: the Parquet reader is closed`);
+  if (!typed) throw new IllegalStateError('the Parquet reader is closed', { path: file.path });
   const groups = options.rowGroups ?? file.rowGroups.map((g) => g.index);
   for (const g of groups) {
     if (!Number.isInteger(g) || g < 0 || g >= file.rowGroups.length) {
-      throw new RangeError(`${file.path}: no row group ${g} (the file has ${file.rowGroups.length})`);
+      throw new InvalidArgumentError(`no row group ${g} (the file has ${file.rowGroups.length})`, { path: file.path });
     }
   }
   const columns = options.columns;
   if (columns) {
     const names = new Set(file.arrowSchema.fields.map((f) => f.name));
     const unknown = columns.filter((c) => !names.has(c));
-    if (unknown.length > 0) throw new RangeError(`${file.path}: no column ${unknown.map((c) => JSON.stringify(c)).join(', ')}`);
-    if (columns.length === 0) throw new RangeError(`${file.path}: no columns asked for`);
+    if (unknown.length > 0) throw new InvalidArgumentError(`no column ${unknown.map((c) => JSON.stringify(c)).join(', ')}`, { path: file.path });
+    if (columns.length === 0) throw new InvalidArgumentError('no columns asked for', { path: file.path });
   }
   const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
   for (const g of groups) {

@@ -7,6 +7,7 @@
  * reader fetches each row group's byte ranges itself (FileIO retries and errors apply) and
  * hands wasm this rebuilt file.
  */
+import { InvalidArgumentError, InvalidFileError } from '../errors.js';
 import { ThriftType, type TypedField, type TypedList, type TypedValue, writeTypedStruct } from './thrift.js';
 
 const MAGIC = Uint8Array.of(0x50, 0x41, 0x52, 0x31);
@@ -53,7 +54,7 @@ function topLevelColumns(schema: readonly TypedField[][]): TopLevelColumn[] {
   let leaf = 0;
   const skip = (): void => {
     const el = schema[i++];
-    if (!el) throw new RangeError('schema list ends early');
+    if (!el) throw new InvalidFileError('schema list ends early');
     const n = field(el, 5);
     if (n === undefined || field(el, 1) !== undefined) {
       leaf++;
@@ -128,7 +129,7 @@ export function planRowGroup(footer: readonly TypedField[], index: number, colum
   const schema = list(field(footer, 2)) as TypedField[][];
   const rowGroups = list(field(footer, 4)) as TypedField[][];
   const rg = rowGroups[index];
-  if (!rg) throw new RangeError(`no row group ${index}`);
+  if (!rg) throw new InvalidArgumentError(`no row group ${index}`);
   const chunks = list(field(rg, 1)) as TypedField[][];
   const tops = topLevelColumns(schema);
   const keep = columns ? tops.filter((t) => columns.includes(t.name)) : tops;
@@ -139,7 +140,7 @@ export function planRowGroup(footer: readonly TypedField[], index: number, colum
   // Each kept chunk's byte span in the source file.
   const spans = leaves.map((l) => {
     const cc = chunks[l];
-    if (!cc) throw new RangeError(`row group ${index} has no column chunk ${l}`);
+    if (!cc) throw new InvalidFileError(`row group ${index} has no column chunk ${l}`);
     const meta = field(cc, 3) as TypedField[];
     const data = num(field(meta, 9));
     const dictValue = field(meta, 11);

@@ -3,6 +3,7 @@
  * (parquet-format's FileMetaData). Structs decode to plain objects keyed by
  * field id; the footer module gives them names.
  */
+import { InvalidArgumentError, InvalidFileError, UnsupportedError } from '../errors.js';
 export type ThriftValue = boolean | number | bigint | Uint8Array | ThriftValue[] | ThriftStruct | ThriftMap;
 export interface ThriftStruct {
   [fieldId: number]: ThriftValue;
@@ -43,7 +44,7 @@ export class ThriftReader {
   }
 
   private byte(): number {
-    if (this.pos >= this.bytes.length) throw new RangeError(`thrift: read past the end at byte ${this.pos}`);
+    if (this.pos >= this.bytes.length) throw new InvalidFileError(`thrift: read past the end at byte ${this.pos}`);
     return this.bytes[this.pos++];
   }
 
@@ -64,7 +65,7 @@ export class ThriftReader {
       shift += 7;
       let more = (b & 0x80) !== 0;
       while (more) {
-        if (shift > 70) throw new RangeError('thrift: varint too long');
+        if (shift > 70) throw new InvalidFileError('thrift: varint too long');
         const c = this.byte();
         big += BigInt(c & 0x7f) << BigInt(shift);
         shift += 7;
@@ -87,13 +88,13 @@ export class ThriftReader {
   private size(): number {
     const n = this.varint();
     if (typeof n !== 'number' || n > this.bytes.length - this.pos) {
-      throw new RangeError(`thrift: length ${String(n)} exceeds the ${this.bytes.length - this.pos} bytes left`);
+      throw new InvalidFileError(`thrift: length ${String(n)} exceeds the ${this.bytes.length - this.pos} bytes left`);
     }
     return n;
   }
 
   private value(type: number, depth: number): ThriftValue {
-    if (depth > MAX_DEPTH) throw new RangeError('thrift: nesting too deep');
+    if (depth > MAX_DEPTH) throw new InvalidFileError('thrift: nesting too deep');
     switch (type) {
       case T.True:
         return true;
@@ -108,7 +109,7 @@ export class ThriftReader {
       case T.I64:
         return this.zigzag();
       case T.Double: {
-        if (this.pos + 8 > this.bytes.length) throw new RangeError('thrift: double past the end');
+        if (this.pos + 8 > this.bytes.length) throw new InvalidFileError('thrift: double past the end');
         const d = this.view.getFloat64(this.pos, true);
         this.pos += 8;
         return d;
@@ -146,7 +147,7 @@ export class ThriftReader {
       case T.Struct:
         return this.struct(depth + 1);
       default:
-        throw new RangeError(`thrift: unknown type ${type} at byte ${this.pos}`);
+        throw new InvalidFileError(`thrift: unknown type ${type} at byte ${this.pos}`);
     }
   }
 
@@ -213,7 +214,7 @@ export interface TypedMap {
 
 export class TypedThriftReader extends ThriftReader {
   typedStruct(depth = 0): TypedField[] {
-    if (depth > MAX_DEPTH) throw new RangeError('thrift: nesting too deep');
+    if (depth > MAX_DEPTH) throw new InvalidFileError('thrift: nesting too deep');
     const out: TypedField[] = [];
     let lastId = 0;
     for (;;) {
@@ -272,7 +273,7 @@ class ThriftWriter {
 
   varint(v: number | bigint): void {
     let x = BigInt(v);
-    if (x < 0n) throw new RangeError('thrift: negative varint');
+    if (x < 0n) throw new InvalidArgumentError('thrift: negative varint');
     do {
       const b = Number(x & 0x7fn);
       x >>= 7n;
@@ -327,12 +328,12 @@ class ThriftWriter {
         return;
       }
       case T.Map:
-        throw new RangeError('thrift: writing maps is not supported');
+        throw new UnsupportedError('thrift: writing maps is not supported');
       case T.Struct:
         this.struct(v as TypedField[]);
         return;
       default:
-        throw new RangeError(`thrift: cannot write type ${type}`);
+        throw new InvalidArgumentError(`thrift: cannot write type ${type}`);
     }
   }
 

@@ -11,7 +11,7 @@
  */
 import * as arrow from 'apache-arrow';
 import * as pw from 'parquet-wasm';
-import { InvalidFileError, PackiceError, ValidationError } from '../errors.js';
+import { IllegalStateError, InvalidArgumentError, InvalidFileError, PackiceError, ValidationError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
 import { DEFAULT_METRICS_CONFIG, type MetricsConfig } from '../iceberg/metrics-config.js';
 import type { StructType } from '../iceberg/types.js';
@@ -324,7 +324,7 @@ export class ParquetWriter {
 
   /** Writes a batch whose columns are the schema's (by position; types must match schema.ts's mapping). */
   async write(batch: arrow.RecordBatch): Promise<void> {
-    if (this.closed) throw new Error(`${this.path}: the writer is closed`);
+    if (this.closed) throw new IllegalStateError('the writer is closed', { path: this.path });
     if (this.failure !== undefined) throw this.failure;
     if (batch.numRows === 0) return;
     const conformed = conformBatch(batch, this.target, this.path);
@@ -345,7 +345,7 @@ export class ParquetWriter {
 
   /** Finishes the file and describes it. */
   async close(): Promise<WrittenFile> {
-    if (this.closed) throw new Error(`${this.path}: the writer is closed`);
+    if (this.closed) throw new IllegalStateError('the writer is closed', { path: this.path });
     if (this.rows === 0 && this.failure === undefined) {
       // The wasm writer takes its schema from the first batch: give it an empty one.
       const empty = pw.Table.fromIPCStream(arrow.tableToIPC(new arrow.Table([batchFromRows(this.schema, [])]), 'stream'));
@@ -380,7 +380,7 @@ export class ParquetWriter {
   async abort(): Promise<void> {
     if (this.closed && this.failure === undefined) return;
     this.closed = true;
-    this.fail(new Error(`${this.path}: write aborted`));
+    this.fail(new IllegalStateError('write aborted', { path: this.path }));
     await this.done.catch(() => undefined);
     await this.io.deleteMany([this.path]).catch(() => undefined);
   }
@@ -416,7 +416,7 @@ export class RollingParquetWriter {
     private readonly options: RollingWriterOptions,
   ) {
     this.target = options.targetFileSizeBytes ?? DEFAULT_TARGET_FILE_SIZE;
-    if (!(this.target > 0)) throw new RangeError(`target file size must be positive, got ${this.target}`);
+    if (!(this.target > 0)) throw new InvalidArgumentError(`target file size must be positive, got ${this.target}`);
     this.fileOptions = {
       ...options,
       rowGroupBytes: Math.min(options.rowGroupBytes ?? DEFAULT_ROW_GROUP_BYTES, this.target),

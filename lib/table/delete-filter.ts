@@ -1,4 +1,5 @@
 import type { FileIO } from '../io/file-io.js';
+import { InvalidFileError } from '../errors.js';
 import { normalizePath } from '../io/path.js';
 import type { ApplicableDeletes } from '../iceberg/delete-index.js';
 import { ensureRoaring, PositionDeleteIndex, readDeletionVector } from '../iceberg/deletion-vector.js';
@@ -138,7 +139,9 @@ export function projectionOf(ids: readonly number[], schemas: readonly Schema[],
       const f = indexById(schemas[i]).get(id)?.field;
       if (f) return { ...f, name: `_eq_${id}`, required: false };
     }
-    throw new Error(`equality delete file ${file.filePath} names field id ${id}, which no schema of the table has`);
+    throw new InvalidFileError(`equality delete file ${file.filePath} names field id ${id}, which no schema of the table has`, {
+      path: file.filePath,
+    });
   });
   return { type: 'struct', fields };
 }

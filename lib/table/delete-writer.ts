@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { InvalidArgumentError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
 import { normalizePath } from '../io/path.js';
 import { writeDeletionVectors, type PositionDeleteIndex } from '../iceberg/deletion-vector.js';
@@ -54,7 +55,7 @@ export async function writeEqualityDeleteFile(
   const index = indexById(schema);
   const fields: NestedField[] = equalityIds.map((id) => {
     const f = index.get(id);
-    if (!f || f.parentId !== undefined) throw new Error(`equality field ${id} must be a top-level column of the schema`);
+    if (!f || f.parentId !== undefined) throw new InvalidArgumentError(`equality field ${id} must be a top-level column of the schema`);
     return f.field;
   });
   const deleteSchema: StructType = { type: 'struct', fields };

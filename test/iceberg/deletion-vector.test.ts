@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { InvalidFileError, ValidationError } from '../../lib/errors.js';
+import { InvalidArgumentError, InvalidFileError, ValidationError } from '../../lib/errors.js';
 import {
   DELETION_VECTOR_FIELD_ID,
   deserializeDeletionVector,
@@ -120,11 +120,11 @@ describe('PositionDeleteIndex', () => {
     expect(PositionDeleteIndex.MAX_POSITION).toBe(9223372032559808511n);
     index.add(PositionDeleteIndex.MAX_POSITION);
     expect(index.has(PositionDeleteIndex.MAX_POSITION)).toBe(true);
-    expect(() => index.add(PositionDeleteIndex.MAX_POSITION + 1n)).toThrow(RangeError);
-    expect(() => index.add(-1)).toThrow(RangeError);
-    expect(() => index.add(1.5)).toThrow(RangeError);
+    expect(() => index.add(PositionDeleteIndex.MAX_POSITION + 1n)).toThrow(InvalidArgumentError);
+    expect(() => index.add(-1)).toThrow(InvalidArgumentError);
+    expect(() => index.add(1.5)).toThrow(InvalidArgumentError);
     expect(() => index.addRange(5, 4)).toThrow('Start position must not exceed end position: [5, 4)');
-    expect(() => [...index.positions()]).toThrow(RangeError);
+    expect(() => [...index.positions()]).toThrow(InvalidArgumentError);
   });
 
   it('frees its bitmaps on dispose', () => {

@@ -2,7 +2,7 @@
  * Writing manifests as Java's ManifestWriter does (core/.../ManifestWriter.java,
  * V1/V2/V3Metadata.java).
  */
-import { UnsupportedError, ValidationError } from '../../errors.js';
+import { IllegalStateError, UnsupportedError, ValidationError } from '../../errors.js';
 import type { FileIO } from '../../io/file-io.js';
 import { type AvroRecord, AvroContainerWriter, avroFieldName, icebergToAvroSchema, primitiveToAvro } from '../avro.js';
 import { type ManifestFile, ManifestContent } from '../manifest-list.js';
@@ -138,7 +138,7 @@ export class ManifestWriter {
   }
 
   private addEntry(entry: ManifestEntry): void {
-    if (this.closed) throw new Error(`${this.path}: the manifest writer is closed`);
+    if (this.closed) throw new IllegalStateError('the manifest writer is closed', { path: this.path });
     const file = entry.dataFile;
     const v = this.version;
     if (file.specId !== this.options.spec.specId) {
