@@ -114,8 +114,11 @@ export async function commitNext(
   return { version, metadataLocation };
 }
 
-/** Creates the table as `v1.metadata.json`. AlreadyExistsError if any version is already there. */
-export async function createTable(io: FileIO, tableLocation: string, text: string): Promise<CommittedMetadata> {
+/**
+ * Commits the first version of a table: `text` as `v1.metadata.json`, and the hint.
+ * AlreadyExistsError if any version is already there.
+ */
+export async function commitFirstVersion(io: FileIO, tableLocation: string, text: string): Promise<CommittedMetadata> {
   const existing = await highestListedVersion(io, tableLocation);
   if (existing !== undefined) {
     throw new AlreadyExistsError(`a table already exists here (v${existing}.metadata.json)`, { path: tableLocation });

@@ -5,7 +5,7 @@ import {
   intProperty, parseTableMetadata, serializeTableMetadata, type TableMetadata,
 } from '../iceberg/table-metadata.js';
 import { applyUpdates, checkRequirements, type TableRequirement, type TableUpdate } from '../iceberg/table-update.js';
-import { commitNext, createTable as createTableText, loadCurrent } from './object-store-catalog.js';
+import { commitFirstVersion, commitNext, loadCurrent } from './object-store-catalog.js';
 
 /** A loaded table: where it lives, its current metadata, and the catalog version it came from. */
 export interface Table {
@@ -45,7 +45,7 @@ export async function loadTable(location: string, options: OpenOptions = {}): Pr
 
 /** Creates v1 of a new table in the object-store layout. */
 export async function createTable(io: FileIO, location: string, metadata: TableMetadata): Promise<Table> {
-  const created = await createTableText(io, location, serializeTableMetadata(metadata));
+  const created = await commitFirstVersion(io, location, serializeTableMetadata(metadata));
   return { io, location, metadata, metadataLocation: created.metadataLocation, version: created.version };
 }
 
@@ -55,13 +55,13 @@ export interface TableChange {
   readonly requirements: readonly TableRequirement[];
 }
 
-export interface CommitOptions {
+export interface TableCommitOptions {
   /** Attempts after the first; defaults to the table's `commit.retry.num-retries` (4). */
   readonly retries?: number;
   readonly onRetry?: (attempt: number, error: CommitConflictError) => void;
 }
 
-export interface CommitResult {
+export interface TableCommitResult {
   readonly table: Table;
   readonly attempts: number;
 }
@@ -75,8 +75,8 @@ export interface CommitResult {
 export async function commitTable(
   table: Table,
   action: (base: Table) => Promise<TableChange> | TableChange,
-  options: CommitOptions = {},
-): Promise<CommitResult> {
+  options: TableCommitOptions = {},
+): Promise<TableCommitResult> {
   if (table.version === undefined) {
     throw new ReadOnlyTableError('a table opened from an explicit metadata file is read-only', { path: table.metadataLocation });
   }

@@ -169,7 +169,7 @@ export async function produceSnapshot(io: FileIO, base: TableMetadata, changes: 
   const operation =
     changes.operation ??
     (removed.length === 0 ? (addedDeletes.length > 0 ? Operation.Overwrite : Operation.Append) : addedData.length === 0 && addedDeletes.length === 0 ? Operation.Delete : Operation.Overwrite);
-  const summary = summarize(operation, addedData, addedDeletes, removed, parent?.summary, changes.summary);
+  const summary = snapshotSummary(operation, addedData, addedDeletes, removed, parent?.summary, changes.summary);
   const snapshot: Snapshot = {
     snapshotId,
     ...(parent ? { parentSnapshotId: parent.snapshotId } : {}),
@@ -201,7 +201,7 @@ function retentionOf(base: TableMetadata, branch: string): Record<string, number
 }
 
 /** The standard snapshot summary fields (Java's SnapshotSummary), totals carried from the parent. */
-function summarize(
+function snapshotSummary(
   operation: Operation,
   addedData: readonly DataFile[],
   addedDeletes: readonly DataFile[],

@@ -3,6 +3,7 @@
  * Murmur3 bucket hash. Values follow lib/iceberg/values.ts.
  */
 import { InvalidArgumentError, UnsupportedError, ValidationError } from '../errors.js';
+import { truncateString } from './bounds.js';
 import type { PrimitiveType } from './types.js';
 import type { IcebergValue } from './values.js';
 import { uuidToBytes } from './values.js';
@@ -169,24 +170,6 @@ function truncate(w: number, source: PrimitiveType, v: IcebergValue): IcebergVal
     default:
       throw new ValidationError(`Cannot truncate type ${source.type}`);
   }
-}
-
-/** The first `n` code points (a lone surrogate counts as one, as in Java's UnicodeUtil). */
-export function truncateString(s: string, n: number): string {
-  if (s.length <= n) return s;
-  let count = 0;
-  let i = 0;
-  while (i < s.length && count < n) {
-    const c = s.charCodeAt(i);
-    const pair = c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && isLowSurrogate(s.charCodeAt(i + 1));
-    i += pair ? 2 : 1;
-    count++;
-  }
-  return s.slice(0, i);
-}
-
-function isLowSurrogate(c: number): boolean {
-  return c >= 0xdc00 && c <= 0xdfff;
 }
 
 // ---- year / month / day / hour ----

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   commitNext,
-  createTable,
+  commitFirstVersion,
   loadCurrent,
   metadataFileLocation,
   metadataVersionOf,
@@ -70,7 +70,7 @@ describe.each(backends)('object-store catalog on $name', (backend) => {
 
   it('creates v1 and commits v2 on top, writing the hint each time', async () => {
     const table = newTable();
-    expect(await createTable(io, table, 'one')).toEqual({
+    expect(await commitFirstVersion(io, table, 'one')).toEqual({
       version: 1,
       metadataLocation: `${table}/metadata/v1.metadata.json`,
     });
@@ -147,7 +147,7 @@ describe.each(backends)('object-store catalog on $name', (backend) => {
 
   it('lets exactly one of 8 racing commits on one base win and leaves nothing from the losers', async () => {
     const table = newTable();
-    await createTable(io, table, 'base');
+    await commitFirstVersion(io, table, 'base');
     const results = await Promise.allSettled(
       Array.from({ length: 8 }, (_, i) => commitNext(io, table, 1, `writer ${i}`)),
     );
@@ -168,7 +168,7 @@ describe.each(backends)('object-store catalog on $name', (backend) => {
 
   it('rejects a commit on a stale base', async () => {
     const table = newTable();
-    await createTable(io, table, 'one');
+    await commitFirstVersion(io, table, 'one');
     await commitNext(io, table, 1, 'two');
     await commitNext(io, table, 2, 'three');
     await expect(commitNext(io, table, 1, 'stale')).rejects.toThrow(CommitConflictError);
@@ -188,9 +188,9 @@ describe.each(backends)('object-store catalog on $name', (backend) => {
   it('refuses to create a table over an existing one', async () => {
     const table = newTable();
     await putVersions(table, [4]);
-    await expect(createTable(io, table, 'again')).rejects.toThrow(AlreadyExistsError);
+    await expect(commitFirstVersion(io, table, 'again')).rejects.toThrow(AlreadyExistsError);
     const raced = newTable();
-    const results = await Promise.allSettled([1, 2, 3].map((i) => createTable(io, raced, `creator ${i}`)));
+    const results = await Promise.allSettled([1, 2, 3].map((i) => commitFirstVersion(io, raced, `creator ${i}`)));
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(AlreadyExistsError);
   });
@@ -225,7 +225,7 @@ describe('object-store catalog, local only', () => {
   it('commits even when the hint cannot be written, and loads by listing', async () => {
     const io = new LocalFileIO();
     const table = join(root, 't');
-    await createTable(io, table, 'one');
+    await commitFirstVersion(io, table, 'one');
     await rm(versionHintLocation(table));
     await mkdir(versionHintLocation(table)); // a folder where the hint goes: writes and reads fail
     expect(await commitNext(io, table, 1, 'two')).toEqual({ version: 2, metadataLocation: metadataFileLocation(table, 2) });

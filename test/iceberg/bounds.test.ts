@@ -214,6 +214,7 @@ describe('truncation (Java UnicodeUtil / BinaryUtil)', () => {
     expect(truncateStringMax('abcdef', 3)).toBe('abd');
     expect(truncateStringMax('abc', 3)).toBe('abc');
     expect(truncateStringMin('😀😁😂', 2)).toBe('😀😁');
+    expect(truncateStringMin('\ud800x\udc00y', 2)).toBe('\ud800x');
     expect(truncateStringMax('😀😁😂', 2)).toBe('😀😂');
     // U+D7FF increments past the surrogates to U+E000.
     expect(truncateStringMax('a\uD7FFz', 2)).toBe('a\uE000');
