@@ -25,7 +25,7 @@
  * Values are typed by the schema, so an int promoted to long hashes like the long it reads as.
  */
 import { indexById, type Schema } from '../iceberg/schema.js';
-import type { IcebergType, NestedField, StructType } from '../iceberg/types.js';
+import { type IcebergType, type NestedField, type StructType, isLongValued } from '../iceberg/types.js';
 import type { IcebergValue, Row } from '../iceberg/values.js';
 import { LAST_UPDATED_SEQUENCE_NUMBER_FIELD, ROW_ID_FIELD } from '../table/scan.js';
 
@@ -158,7 +158,10 @@ function bytes(v: Uint8Array, s: Lanes): void {
   }
 }
 
+const integerEncoder: Encoder = (v, s) => (v === null ? s.word(0) : integer(v as number | bigint, s));
+
 function encoderFor(type: IcebergType): Encoder {
+  if (isLongValued(type)) return integerEncoder;
   switch (type.type) {
     case 'boolean':
       return (v, s) => {
@@ -168,14 +171,8 @@ function encoderFor(type: IcebergType): Encoder {
       };
     case 'int':
     case 'date':
-    case 'long':
-    case 'time':
-    case 'timestamp':
-    case 'timestamptz':
-    case 'timestamp_ns':
-    case 'timestamptz_ns':
     case 'decimal':
-      return (v, s) => (v === null ? s.word(0) : integer(v as number | bigint, s));
+      return integerEncoder;
     case 'float':
     case 'double':
       return (v, s) => (v === null ? s.word(0) : float(v as number, s));

@@ -14,7 +14,7 @@ import avro from 'avsc';
 import type { Schema as AvscSchema, Type as AvscType } from 'avsc';
 import { IllegalStateError, InvalidArgumentError, InvalidFileError, UnsupportedError } from '../errors.js';
 import type { IcebergType, NestedField, PrimitiveType, StructType } from './types.js';
-import { typeToJson } from './types.js';
+import { isLongValued, typeToJson } from './types.js';
 import type { IcebergValue, Row } from './values.js';
 import { uuidFromBytes, uuidToBytes } from './values.js';
 
@@ -353,17 +353,19 @@ export function icebergToAvroSchema(struct: StructType, rootName: string): AvroS
   return root as AvroSchemaObject;
 }
 
+/** The primitives Avro spells as Iceberg does: the schema is the type's name, both ways. */
+type NamedAsInAvro = Extract<PrimitiveType, { readonly type: 'boolean' | 'int' | 'long' | 'float' | 'double' | 'string' }>;
+const NAMED_AS_IN_AVRO: ReadonlySet<string> = new Set(['boolean', 'int', 'long', 'float', 'double', 'string']);
+
+function isNamedAsInAvro(t: PrimitiveType): t is NamedAsInAvro {
+  return NAMED_AS_IN_AVRO.has(t.type);
+}
+
 function primitiveSchema(t: PrimitiveType, named: (name: string, build: () => AvroSchemaObject) => AvroSchema): AvroSchema {
+  if (isNamedAsInAvro(t)) return t.type;
   switch (t.type) {
     case 'unknown':
       return 'null';
-    case 'boolean':
-    case 'int':
-    case 'long':
-    case 'float':
-    case 'double':
-    case 'string':
-      return t.type;
     case 'binary':
       return 'bytes';
     case 'date':
@@ -404,16 +406,10 @@ export function icebergPrimitiveOf(schema: AvroSchema, named?: ReadonlyMap<strin
     return branches.length === 1 ? icebergPrimitiveOf(branches[0], named) : schema.length === 1 ? { type: 'unknown' } : undefined;
   }
   if (typeof schema === 'string') {
+    if (NAMED_AS_IN_AVRO.has(schema)) return { type: schema } as NamedAsInAvro;
     switch (schema) {
       case 'null':
         return { type: 'unknown' };
-      case 'boolean':
-      case 'int':
-      case 'long':
-      case 'float':
-      case 'double':
-      case 'string':
-        return { type: schema };
       case 'bytes':
         return { type: 'binary' };
       default: {
@@ -567,15 +563,9 @@ export function bigIntToTwosComplement(v: bigint, size: number): Uint8Array {
 /** A primitive value as avsc decoded it → the values.ts form for `type`. */
 export function primitiveFromAvro(type: PrimitiveType, v: unknown): IcebergValue {
   if (v === null || v === undefined) return null;
+  // int → long promotion reads an int.
+  if (isLongValued(type)) return typeof v === 'bigint' ? v : BigInt(v as number);
   switch (type.type) {
-    case 'long':
-    case 'time':
-    case 'timestamp':
-    case 'timestamptz':
-    case 'timestamp_ns':
-    case 'timestamptz_ns':
-      // int → long promotion reads an int.
-      return typeof v === 'bigint' ? v : BigInt(v as number);
     case 'decimal':
       return typeof v === 'bigint' ? v : bigIntFromTwosComplement(v as Uint8Array);
     case 'uuid':

@@ -5,7 +5,7 @@
  */
 import { InvalidArgumentError } from '../errors.js';
 import type { PrimitiveType } from './types.js';
-import { primitiveToString } from './types.js';
+import { isLongValued, primitiveToString } from './types.js';
 import { uuidFromBytes, uuidToBytes, type IcebergValue } from './values.js';
 
 const MICROS_PER_DAY = 86_400_000_000n;
@@ -55,6 +55,13 @@ export function bigIntFromBytes(bytes: Uint8Array): bigint {
 /** Serializes a value for bounds and partition summaries. */
 export function toBytes(type: PrimitiveType, value: IcebergValue): Uint8Array {
   if (value === null || value === undefined) fail(type, value, 'null has no single-value form');
+  if (isLongValued(type)) {
+    const v = asBigInt(type, value);
+    if (v !== BigInt.asIntN(64, v)) fail(type, value, 'out of the 64-bit range');
+    const out = new Uint8Array(8);
+    new DataView(out.buffer).setBigInt64(0, v, true);
+    return out;
+  }
   switch (type.type) {
     case 'boolean':
       if (typeof value !== 'boolean') fail(type, value, 'expected a boolean');
@@ -63,18 +70,6 @@ export function toBytes(type: PrimitiveType, value: IcebergValue): Uint8Array {
     case 'date': {
       const out = new Uint8Array(4);
       new DataView(out.buffer).setInt32(0, asInt32(type, value), true);
-      return out;
-    }
-    case 'long':
-    case 'time':
-    case 'timestamp':
-    case 'timestamptz':
-    case 'timestamp_ns':
-    case 'timestamptz_ns': {
-      const v = asBigInt(type, value);
-      if (v !== BigInt.asIntN(64, v)) fail(type, value, 'out of the 64-bit range');
-      const out = new Uint8Array(8);
-      new DataView(out.buffer).setBigInt64(0, v, true);
       return out;
     }
     case 'float': {
@@ -217,22 +212,14 @@ export function compareFloats(a: number, b: number): number {
  * UUID.compareTo is signed and differs for uuids whose first or ninth byte is >= 0x80.
  */
 export function compareValues(type: PrimitiveType, a: IcebergValue, b: IcebergValue): number {
+  if (isLongValued(type)) return compareBigInts(a, b);
   switch (type.type) {
     case 'boolean':
     case 'int':
     case 'date':
       return a === b ? 0 : (a as number | boolean) < (b as number | boolean) ? -1 : 1;
-    case 'long':
-    case 'time':
-    case 'timestamp':
-    case 'timestamptz':
-    case 'timestamp_ns':
-    case 'timestamptz_ns':
-    case 'decimal': {
-      const x = BigInt(a as bigint);
-      const y = BigInt(b as bigint);
-      return x === y ? 0 : x < y ? -1 : 1;
-    }
+    case 'decimal':
+      return compareBigInts(a, b);
     case 'float':
     case 'double':
       return compareFloats(a as number, b as number);
@@ -249,6 +236,12 @@ export function compareValues(type: PrimitiveType, a: IcebergValue, b: IcebergVa
     case 'unknown':
       return 0;
   }
+}
+
+function compareBigInts(a: IcebergValue, b: IcebergValue): number {
+  const x = BigInt(a as bigint);
+  const y = BigInt(b as bigint);
+  return x === y ? 0 : x < y ? -1 : 1;
 }
 
 /** Whether a type's bounds are truncated by the truncate(N) metrics mode. */

@@ -76,6 +76,17 @@ export function isPrimitive(t: IcebergType): t is PrimitiveType {
   return t.type !== 'struct' && t.type !== 'list' && t.type !== 'map';
 }
 
+/** The types whose values are 64-bit integers (bigint in values.ts): long, time and the timestamps. */
+export type LongValuedType = Extract<
+  PrimitiveType,
+  { readonly type: 'long' | 'time' | 'timestamp' | 'timestamptz' | 'timestamp_ns' | 'timestamptz_ns' }
+>;
+const LONG_VALUED: ReadonlySet<string> = new Set(['long', 'time', 'timestamp', 'timestamptz', 'timestamp_ns', 'timestamptz_ns']);
+
+export function isLongValued(t: IcebergType): t is LongValuedType {
+  return LONG_VALUED.has(t.type);
+}
+
 /** The spec's string form of a primitive type: `decimal(9,2)`, `fixed[16]`, `long`. */
 export function primitiveToString(t: PrimitiveType): string {
   switch (t.type) {

@@ -1,4 +1,4 @@
-import { InvalidFileError, IoError } from '../errors.js';
+import { InvalidFileError, IoError, NotFoundError } from '../errors.js';
 import type { FileIO, InputFile } from './file-io.js';
 
 /** An InputFile over any FileIO: ranges go to `readRange`, the length is fetched once. */
@@ -36,4 +36,15 @@ export function shortReadError(path: string, start: number, end: number, got: nu
     `file is truncated or shorter than expected: asked for bytes [${start}, ${end}), got ${got} byte(s)`,
     { path },
   );
+}
+
+/** Whether `path` is a file: stat succeeds. Not-found is false; any other failure is thrown. */
+export async function existsByStat(io: Pick<FileIO, 'stat'>, path: string): Promise<boolean> {
+  try {
+    await io.stat(path);
+    return true;
+  } catch (err) {
+    if (err instanceof NotFoundError) return false;
+    throw err;
+  }
 }

@@ -4,7 +4,7 @@ import { link, mkdir, open, opendir, readFile, rename, stat, unlink, type FileHa
 import { basename, dirname, join } from 'node:path';
 import { AlreadyExistsError, IoError, NotFoundError, PackiceError, UnsupportedError } from '../errors.js';
 import type { FileIO, FileInfo, InputFile } from './file-io.js';
-import { checkByteRange, rangeInputFile, shortReadError } from './input-file.js';
+import { checkByteRange, existsByStat, rangeInputFile, shortReadError } from './input-file.js';
 
 const DELETE_CONCURRENCY = 16;
 
@@ -107,14 +107,8 @@ export class LocalFileIO implements FileIO {
     return { path, size: info.size, lastModifiedMs: Math.floor(info.mtimeMs) };
   }
 
-  async exists(path: string): Promise<boolean> {
-    try {
-      await this.stat(path);
-      return true;
-    } catch (err) {
-      if (err instanceof NotFoundError) return false;
-      throw err;
-    }
+  exists(path: string): Promise<boolean> {
+    return existsByStat(this, path);
   }
 
   async write(path: string, data: Uint8Array | AsyncIterable<Uint8Array>): Promise<void> {

@@ -18,7 +18,7 @@ import {
   UnsupportedError,
 } from '../errors.js';
 import type { FileIO, FileInfo, InputFile } from './file-io.js';
-import { checkByteRange, rangeInputFile, shortReadError } from './input-file.js';
+import { checkByteRange, existsByStat, rangeInputFile, shortReadError } from './input-file.js';
 
 /** S3 accepts at most this many keys per DeleteObjects request. */
 const DELETE_BATCH = 1000;
@@ -189,14 +189,8 @@ export class S3FileIO implements FileIO {
     }
   }
 
-  async exists(path: string): Promise<boolean> {
-    try {
-      await this.stat(path);
-      return true;
-    } catch (err) {
-      if (err instanceof NotFoundError) return false;
-      throw err;
-    }
+  exists(path: string): Promise<boolean> {
+    return existsByStat(this, path);
   }
 
   async write(path: string, data: Uint8Array | AsyncIterable<Uint8Array>): Promise<void> {

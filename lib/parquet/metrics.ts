@@ -19,7 +19,7 @@ import {
   type MetricsMode,
 } from '../iceberg/metrics-config.js';
 import type { NestedField, PrimitiveType, StructType } from '../iceberg/types.js';
-import { isPrimitive } from '../iceberg/types.js';
+import { isLongValued, isPrimitive } from '../iceberg/types.js';
 import type { IcebergValue } from '../iceberg/values.js';
 import { leafColumns, schemaTree, type ParquetFooter } from './footer.js';
 import { isValidAt, readData } from './values.js';
@@ -65,6 +65,10 @@ class LeafMetrics {
     const isNull = noNulls ? (): boolean => false : (i: number): boolean => (masked !== undefined && masked[i] === 1) || !isValidAt(data, i);
     if (!noNulls) for (let i = 0; i < n; i++) if (isNull(i)) this.nulls++;
 
+    if (isLongValued(this.type)) {
+      if (this.bounds) this.longs(data.values as BigInt64Array, n, isNull);
+      return;
+    }
     switch (this.type.type) {
       case 'float':
       case 'double':
@@ -72,14 +76,6 @@ class LeafMetrics {
       case 'int':
       case 'date':
         if (this.bounds) this.ordered(data.values as Int32Array, n, isNull);
-        return;
-      case 'long':
-      case 'time':
-      case 'timestamp':
-      case 'timestamptz':
-      case 'timestamp_ns':
-      case 'timestamptz_ns':
-        if (this.bounds) this.longs(data.values as BigInt64Array, n, isNull);
         return;
       case 'string':
       case 'binary':

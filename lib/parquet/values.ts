@@ -13,7 +13,7 @@ import * as arrow from 'apache-arrow';
 import { ValidationError } from '../errors.js';
 import { fromJsonValue } from '../iceberg/json-single-value.js';
 import type { IcebergType, MapType, NestedField, PrimitiveType, StructType } from '../iceberg/types.js';
-import { primitiveToString } from '../iceberg/types.js';
+import { isLongValued, primitiveToString } from '../iceberg/types.js';
 import { uuidFromBytes, uuidToBytes, type IcebergValue, type Row } from '../iceberg/values.js';
 import { arrowSchema, arrowType, fieldIdOf } from './schema.js';
 
@@ -340,6 +340,17 @@ export function buildData(
   };
   const dt = arrowType(type);
 
+  if (isLongValued(type)) {
+    const data = new BigInt64Array(n);
+    values.forEach((v, i) => {
+      if (isNull(i, v)) return;
+      const b = toBig(where, type, v);
+      if (b !== BigInt.asIntN(64, b)) badValue(where, type, v, 'out of the 64-bit range');
+      valid.set(i);
+      data[i] = b;
+    });
+    return arrow.makeData({ type: dt as arrow.Int64, length: n, ...valid.props(), data });
+  }
   switch (type.type) {
     case 'boolean': {
       const bits = new Uint8Array((n + 7) >> 3);
@@ -363,22 +374,6 @@ export function buildData(
         data[i] = v;
       });
       return arrow.makeData({ type: dt as arrow.Int32, length: n, ...valid.props(), data });
-    }
-    case 'long':
-    case 'time':
-    case 'timestamp':
-    case 'timestamptz':
-    case 'timestamp_ns':
-    case 'timestamptz_ns': {
-      const data = new BigInt64Array(n);
-      values.forEach((v, i) => {
-        if (isNull(i, v)) return;
-        const b = toBig(where, type, v);
-        if (b !== BigInt.asIntN(64, b)) badValue(where, type, v, 'out of the 64-bit range');
-        valid.set(i);
-        data[i] = b;
-      });
-      return arrow.makeData({ type: dt as arrow.Int64, length: n, ...valid.props(), data });
     }
     case 'float':
     case 'double': {

@@ -3,7 +3,7 @@ import { AlreadyExistsError, InvalidFileError, ValidationError } from '../errors
 import type { FileIO } from '../io/file-io.js';
 import { fileIOFor } from '../io/index.js';
 import { baseName, isLocalPath, isS3Path, joinPath, normalizePath } from '../io/path.js';
-import { openAvroContainer, writeAvroContainer, type AvroSchemaObject } from '../iceberg/avro.js';
+import { openAvroContainer, writeAvroContainer, type AvroContainerReader, type AvroSchemaObject } from '../iceberg/avro.js';
 import { forEachLimit } from '../iceberg/scan-planning.js';
 import { readPuffinBlob, readPuffinFooter, PuffinWriter } from '../iceberg/puffin.js';
 import { REFERENCED_DATA_FILE } from '../iceberg/deletion-vector.js';
@@ -237,24 +237,24 @@ class Relocation {
 
   /** Copies a file byte for byte, once. */
   private copy(path: string): Promise<number> {
-    const key = normalizePath(path);
-    let p = this.done.get(key);
-    if (!p) {
-      p = (async () => {
-        const bytes = await this.srcIo.read(this.srcPath(path));
-        await this.put(this.newPath(path), bytes);
-        this.copied++;
-        return bytes.length;
-      })();
-      this.done.set(key, p);
-    }
-    return p;
+    return once(this.done, path, async () => {
+      const bytes = await this.srcIo.read(this.srcPath(path));
+      await this.put(this.newPath(path), bytes);
+      this.copied++;
+      return bytes.length;
+    });
   }
 
-  private async rewriteManifestList(path: string, metadata: TableMetadata): Promise<number> {
+  /** The records of an Avro container in the source table, with its reader (for the header). */
+  private async readContainer(path: string): Promise<{ reader: AvroContainerReader<Record<string, unknown>>; records: Record<string, unknown>[] }> {
     const reader = await openAvroContainer<Record<string, unknown>>(await this.srcIo.read(this.srcPath(path)), path);
     const records: Record<string, unknown>[] = [];
     for await (const rec of reader) records.push(rec);
+    return { reader, records };
+  }
+
+  private async rewriteManifestList(path: string, metadata: TableMetadata): Promise<number> {
+    const { reader, records } = await this.readContainer(path);
     await forEachLimit(records, this.concurrency, async (rec) => {
       const manifest = String(rec.manifest_path);
       rec.manifest_length = BigInt(await this.rewriteManifest(manifest, metadata));
@@ -269,19 +269,11 @@ class Relocation {
   private readonly manifests = new Map<string, Promise<number>>();
 
   private rewriteManifest(path: string, metadata: TableMetadata): Promise<number> {
-    const key = normalizePath(path);
-    let p = this.manifests.get(key);
-    if (!p) {
-      p = this.doRewriteManifest(path, metadata);
-      this.manifests.set(key, p);
-    }
-    return p;
+    return once(this.manifests, path, () => this.doRewriteManifest(path, metadata));
   }
 
   private async doRewriteManifest(path: string, metadata: TableMetadata): Promise<number> {
-    const reader = await openAvroContainer<Record<string, unknown>>(await this.srcIo.read(this.srcPath(path)), path);
-    const records: Record<string, unknown>[] = [];
-    for await (const rec of reader) records.push(rec);
+    const { reader, records } = await this.readContainer(path);
     await forEachLimit(records, this.concurrency, async (entry) => {
       const file = entry.data_file as Record<string, unknown>;
       const filePath = String(file.file_path);
@@ -391,6 +383,17 @@ function rewriteFilePathBounds(file: Record<string, unknown>, map: (p: string) =
     const old = bounds.get(MetadataColumns.FILE_PATH) as Uint8Array | undefined;
     if (old !== undefined) bounds.set(MetadataColumns.FILE_PATH, new TextEncoder().encode(map(new TextDecoder().decode(old))));
   }
+}
+
+/** The promise for `path` in `done`, started by `start` the first time its normalised path is asked for. */
+function once<T>(done: Map<string, Promise<T>>, path: string, start: () => Promise<T>): Promise<T> {
+  const key = normalizePath(path);
+  let p = done.get(key);
+  if (!p) {
+    p = start();
+    done.set(key, p);
+  }
+  return p;
 }
 
 /** Decoded values in the shape the encoder takes: maps as {key, value} arrays, bytes as Buffers. */

@@ -15,6 +15,7 @@ import {
   icebergToAvroSchema,
   javaHashMapOrder,
   openAvroContainer,
+  recordFieldsOf,
   sanitizeAvroName,
   toAvroValue,
   writeAvroContainer,
@@ -200,6 +201,18 @@ describe('Iceberg type → Avro schema (TypeToSchema.java)', () => {
     });
     expect(icebergPrimitiveOf('bytes')).toEqual({ type: 'binary' });
     expect(icebergPrimitiveOf({ type: 'array', items: 'int' })).toBeUndefined();
+  });
+
+  it('names the primitives Avro spells as Iceberg does by their name, both ways', () => {
+    const named = ['boolean', 'int', 'long', 'float', 'double', 'string'] as const;
+    const struct: StructType = {
+      type: 'struct',
+      fields: named.map((n, i) => ({ id: i + 1, name: `c${i}`, required: true, type: { type: n } })),
+    };
+    const fields = recordFieldsOf(icebergToAvroSchema(struct, 'r'));
+    expect(fields.map((f) => f.type)).toEqual([...named]);
+    expect(named.map((n) => icebergPrimitiveOf(n))).toEqual(named.map((n) => ({ type: n })));
+    expect(icebergPrimitiveOf('null')).toEqual({ type: 'unknown' });
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { optionalField, requiredField } from '../../lib/iceberg/types.js';
+import { type PrimitiveType, isLongValued, optionalField, parsePrimitive, requiredField } from '../../lib/iceberg/types.js';
 
 describe('metadata schema fields', () => {
   it('requiredField and optionalField differ only in required, and carry a doc only when given', () => {
@@ -17,5 +17,17 @@ describe('metadata schema fields', () => {
       type: { type: 'binary' },
       doc: 'Partition lower bound for all files',
     });
+  });
+});
+
+describe('isLongValued', () => {
+  it('holds for exactly the types whose values are 64-bit integers', () => {
+    const all = [
+      'boolean', 'int', 'long', 'float', 'double', 'decimal(9,2)', 'date', 'time', 'timestamp', 'timestamptz',
+      'timestamp_ns', 'timestamptz_ns', 'string', 'uuid', 'fixed[4]', 'binary', 'unknown',
+    ].map(parsePrimitive);
+    const longValued = all.filter((t: PrimitiveType) => isLongValued(t)).map((t) => t.type);
+    expect(longValued).toEqual(['long', 'time', 'timestamp', 'timestamptz', 'timestamp_ns', 'timestamptz_ns']);
+    expect(isLongValued({ type: 'list', elementId: 1, elementRequired: true, element: { type: 'long' } })).toBe(false);
   });
 });
