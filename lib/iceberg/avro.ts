@@ -16,7 +16,7 @@ import { IllegalStateError, InvalidArgumentError, InvalidFileError, UnsupportedE
 import type { IcebergType, NestedField, PrimitiveType, StructType } from './types.js';
 import { isLongValued, typeToJson } from './types.js';
 import type { IcebergValue, Row } from './values.js';
-import { uuidFromBytes, uuidToBytes } from './values.js';
+import { bigIntFromTwosComplement, bigIntToTwosComplement, uuidFromBytes, uuidToBytes } from './values.js';
 
 /** An Avro schema as JSON: a type name, a union array, or a schema object. */
 export type AvroSchema = string | readonly AvroSchema[] | AvroSchemaObject;
@@ -538,26 +538,6 @@ function asBytes(v: Uint8Array): Uint8Array {
 
 function asBuffer(v: Uint8Array): Buffer {
   return Buffer.isBuffer(v) ? v : Buffer.from(v.buffer, v.byteOffset, v.byteLength);
-}
-
-/** Two's-complement big-endian bytes → bigint (decimal unscaled values). */
-export function bigIntFromTwosComplement(b: Uint8Array): bigint {
-  if (b.length === 0) return 0n;
-  let v = 0n;
-  for (let i = 0; i < b.length; i++) v = (v << 8n) | BigInt(b[i]);
-  return BigInt.asIntN(b.length * 8, v);
-}
-
-/** bigint → exactly `size` two's-complement big-endian bytes (Avro decimal fixed). */
-export function bigIntToTwosComplement(v: bigint, size: number): Uint8Array {
-  if (BigInt.asIntN(size * 8, v) !== v) throw new InvalidArgumentError(`${v} does not fit in ${size} bytes`);
-  const out = new Uint8Array(size);
-  let x = BigInt.asUintN(size * 8, v);
-  for (let i = size - 1; i >= 0; i--) {
-    out[i] = Number(x & 0xffn);
-    x >>= 8n;
-  }
-  return out;
 }
 
 /** A primitive value as avsc decoded it → the values.ts form for `type`. */

@@ -6,7 +6,7 @@
 import { InvalidArgumentError } from '../errors.js';
 import type { PrimitiveType } from './types.js';
 import { isLongValued, primitiveToString } from './types.js';
-import { uuidFromBytes, uuidToBytes, type IcebergValue } from './values.js';
+import { bigIntFromTwosComplement, bigIntToMinimalBytes, uuidFromBytes, uuidToBytes, type IcebergValue } from './values.js';
 
 const MICROS_PER_DAY = 86_400_000_000n;
 const NANOS_PER_DAY = 86_400_000_000_000n;
@@ -28,28 +28,6 @@ function asBigInt(type: PrimitiveType, v: IcebergValue): bigint {
 function asInt32(type: PrimitiveType, v: IcebergValue): number {
   if (typeof v === 'number' && Number.isInteger(v) && v >= -2147483648 && v <= 2147483647) return v;
   return fail(type, v, 'expected a 32-bit integer');
-}
-
-/** Minimal two's-complement big-endian bytes of a signed integer (Java BigInteger.toByteArray). */
-export function bigIntToMinimalBytes(value: bigint): Uint8Array {
-  // Smallest n with -2^(8n-1) <= value < 2^(8n-1).
-  let n = 1;
-  while (value >= 1n << BigInt(8 * n - 1) || value < -(1n << BigInt(8 * n - 1))) n++;
-  const out = new Uint8Array(n);
-  let v = BigInt.asUintN(8 * n, value);
-  for (let i = n - 1; i >= 0; i--) {
-    out[i] = Number(v & 0xffn);
-    v >>= 8n;
-  }
-  return out;
-}
-
-/** The signed integer in two's-complement big-endian bytes (any length; empty is 0). */
-export function bigIntFromBytes(bytes: Uint8Array): bigint {
-  if (bytes.length === 0) return 0n;
-  let v = 0n;
-  for (const b of bytes) v = (v << 8n) | BigInt(b);
-  return BigInt.asIntN(bytes.length * 8, v);
 }
 
 /** Serializes a value for bounds and partition summaries. */
@@ -158,7 +136,7 @@ export function fromBytes(type: PrimitiveType, bytes: Uint8Array): IcebergValue 
       return bytes.slice();
     case 'decimal':
       if (bytes.length === 0) throw new InvalidArgumentError(`cannot read a ${primitiveToString(type)} from 0 bytes`);
-      return bigIntFromBytes(bytes);
+      return bigIntFromTwosComplement(bytes);
     case 'unknown':
       throw new InvalidArgumentError('unknown has no single-value form');
   }

@@ -6,7 +6,7 @@ import { InvalidArgumentError, UnsupportedError, ValidationError } from '../erro
 import { truncateString } from './bounds.js';
 import type { PrimitiveType } from './types.js';
 import type { IcebergValue } from './values.js';
-import { uuidToBytes } from './values.js';
+import { bigIntToMinimalBytes, uuidToBytes } from './values.js';
 
 export type Transform =
   | { kind: 'identity' }
@@ -297,7 +297,7 @@ export function bucketHash(type: PrimitiveType, v: IcebergValue): number {
     case 'timestamptz_ns':
       return hashLong(floorDiv(asLong(v, type.type), 1000n));
     case 'decimal':
-      return murmur3_x86_32(minimalBigEndian(asLong(v, 'decimal')));
+      return murmur3_x86_32(bigIntToMinimalBytes(asLong(v, 'decimal')));
     case 'string':
       return murmur3_x86_32(utf8JavaBytes(asString(v, 'string')));
     case 'uuid':
@@ -315,19 +315,6 @@ export function bucketHash(type: PrimitiveType, v: IcebergValue): number {
     case 'unknown':
       throw new ValidationError('Values of type unknown have no hash');
   }
-}
-
-/** Java's BigInteger.toByteArray(): the fewest two's-complement big-endian bytes (0 → [0]). */
-export function minimalBigEndian(v: bigint): Uint8Array {
-  let n = 1;
-  while (BigInt.asIntN(n * 8, v) !== v) n++;
-  const out = new Uint8Array(n);
-  let x = BigInt.asUintN(n * 8, v);
-  for (let i = n - 1; i >= 0; i--) {
-    out[i] = Number(x & 0xffn);
-    x >>= 8n;
-  }
-  return out;
 }
 
 const UTF8 = new TextEncoder();

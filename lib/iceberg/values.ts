@@ -52,3 +52,30 @@ export function uuidFromBytes(b: Uint8Array): string {
   }
   return s;
 }
+
+/** bigint → exactly `size` two's-complement big-endian bytes (Avro decimal fixed). */
+export function bigIntToTwosComplement(v: bigint, size: number): Uint8Array {
+  if (BigInt.asIntN(size * 8, v) !== v) throw new InvalidArgumentError(`${v} does not fit in ${size} bytes`);
+  const out = new Uint8Array(size);
+  let x = BigInt.asUintN(size * 8, v);
+  for (let i = size - 1; i >= 0; i--) {
+    out[i] = Number(x & 0xffn);
+    x >>= 8n;
+  }
+  return out;
+}
+
+/** The fewest two's-complement big-endian bytes of a signed integer (Java's BigInteger.toByteArray; 0 → [0]). */
+export function bigIntToMinimalBytes(v: bigint): Uint8Array {
+  let n = 1;
+  while (BigInt.asIntN(n * 8, v) !== v) n++;
+  return bigIntToTwosComplement(v, n);
+}
+
+/** The signed integer in two's-complement big-endian bytes (any length; empty is 0). */
+export function bigIntFromTwosComplement(b: Uint8Array): bigint {
+  if (b.length === 0) return 0n;
+  let v = 0n;
+  for (let i = 0; i < b.length; i++) v = (v << 8n) | BigInt(b[i]);
+  return BigInt.asIntN(b.length * 8, v);
+}

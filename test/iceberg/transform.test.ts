@@ -6,7 +6,6 @@ import {
   bucketHash,
   canTransform,
   civilFromDays,
-  minimalBigEndian,
   murmur3_x86_32,
   parseTransform,
   transformResultType,
@@ -14,7 +13,7 @@ import {
   type Transform,
 } from '../../lib/iceberg/transform.js';
 import type { PrimitiveType } from '../../lib/iceberg/types.js';
-import type { IcebergValue } from '../../lib/iceberg/values.js';
+import { bigIntToMinimalBytes, type IcebergValue } from '../../lib/iceberg/values.js';
 
 const T = (type: Exclude<PrimitiveType['type'], 'decimal' | 'fixed'>): PrimitiveType => ({ type }) as PrimitiveType;
 const INT = T('int');
@@ -113,13 +112,13 @@ describe('bucketHash: every vector of spec Appendix B', () => {
   });
 
   it('hashes decimals with the fewest two’s-complement bytes, independent of scale', () => {
-    expect(Array.from(minimalBigEndian(0n))).toEqual([0]);
-    expect(Array.from(minimalBigEndian(127n))).toEqual([0x7f]);
-    expect(Array.from(minimalBigEndian(128n))).toEqual([0x00, 0x80]);
-    expect(Array.from(minimalBigEndian(-1n))).toEqual([0xff]);
-    expect(Array.from(minimalBigEndian(-128n))).toEqual([0x80]);
-    expect(Array.from(minimalBigEndian(-129n))).toEqual([0xff, 0x7f]);
-    expect(Array.from(minimalBigEndian(1420n))).toEqual([0x05, 0x8c]);
+    expect(Array.from(bigIntToMinimalBytes(0n))).toEqual([0]);
+    expect(Array.from(bigIntToMinimalBytes(127n))).toEqual([0x7f]);
+    expect(Array.from(bigIntToMinimalBytes(128n))).toEqual([0x00, 0x80]);
+    expect(Array.from(bigIntToMinimalBytes(-1n))).toEqual([0xff]);
+    expect(Array.from(bigIntToMinimalBytes(-128n))).toEqual([0x80]);
+    expect(Array.from(bigIntToMinimalBytes(-129n))).toEqual([0xff, 0x7f]);
+    expect(Array.from(bigIntToMinimalBytes(1420n))).toEqual([0x05, 0x8c]);
     expect(bucketHash({ type: 'decimal', precision: 38, scale: 10 }, 1420n)).toBe(-500754589);
   });
 
