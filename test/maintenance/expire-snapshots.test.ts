@@ -17,8 +17,7 @@ import { pendingExpiryFolder } from '../../lib/maintenance/pending-expiry.js';
 import { sortRows } from '../support/canonical-rows.js';
 import { javaRead } from '../support/java.js';
 import { tempDir } from '../support/fixtures.js';
-import { localOutside, retentionTable, type RetentionTable, type SnapshotName } from '../support/retention-table.js';
-import { freshBucket, testS3Endpoint } from '../support/s3.js';
+import { localOutside, retentionTable, s3RetentionTable, type RetentionTable, type SnapshotName } from '../support/retention-table.js';
 
 const DAY = 86_400_000;
 const RETAINED: readonly SnapshotName[] = ['s10', 's9', 's8', 's2', 'dev'];
@@ -139,14 +138,8 @@ describe('expire on disk', () => {
 
 describe('expire on S3 (moto)', () => {
   it('keeps what retained snapshots reach, s3a:// references included, and touches nothing outside the location', async () => {
-    const s3Endpoint = testS3Endpoint();
-    const bucket = await freshBucket();
-    const other = await freshBucket();
-    const location = `s3://${bucket}/warehouse/events`;
-    const io = fileIOFor(location, { s3Endpoint });
-    const outside = [`s3://${other}/warehouse/events/data/out-1.parquet`, `s3://${bucket}/warehouse/out-2.parquet`];
-    const rt = await retentionTable(io, location, outside, (p) => p.replace(/^s3:/, 's3a:'));
-    const t = await loadTable(location, { io });
+    const rt = await s3RetentionTable();
+    const t = await loadTable(rt.location, { io: rt.io });
     const result = await expireSnapshots(t, { olderThanMs: DAY, horizonsMs: [3 * DAY] });
     await checkExpiry(rt, result);
   });

@@ -17,7 +17,7 @@ import { DEMO_MARKER_FILE, deleteOrphanFiles } from '../../lib/maintenance/orpha
 import { sortRows } from '../support/canonical-rows.js';
 import { tempDir } from '../support/fixtures.js';
 import { javaRead } from '../support/java.js';
-import { localOutside, retentionTable, type RetentionTable, type SnapshotName } from '../support/retention-table.js';
+import { localOutside, retentionTable, s3RetentionTable, type RetentionTable, type SnapshotName } from '../support/retention-table.js';
 import { freshBucket, testS3Endpoint } from '../support/s3.js';
 import { SMALL_TABLE_SCHEMA } from '../support/small-table.js';
 
@@ -95,14 +95,7 @@ describe('orphans on disk', () => {
 
 describe('orphans on S3 (moto)', () => {
   it('deletes only old unreferenced files; s3a:// references listed as s3:// stay', async () => {
-    const s3Endpoint = testS3Endpoint();
-    const bucket = await freshBucket();
-    const other = await freshBucket();
-    const location = `s3://${bucket}/warehouse/events`;
-    const io = fileIOFor(location, { s3Endpoint });
-    const outside = [`s3://${other}/warehouse/events/data/out-1.parquet`, `s3://${bucket}/warehouse/out-2.parquet`];
-    const rt = await retentionTable(io, location, outside, (p) => p.replace(/^s3:/, 's3a:'));
-    await expireThenRemoveOrphans(rt, false);
+    await expireThenRemoveOrphans(await s3RetentionTable(), false);
   });
 
   it('a file the metadata names in another bucket stops the run, unless told to ignore or delete it', async () => {

@@ -21,12 +21,14 @@
 import { commitNext } from '../../lib/catalog/object-store-catalog.js';
 import { commitTable, loadTable, type Table } from '../../lib/catalog/table.js';
 import type { FileIO } from '../../lib/io/file-io.js';
+import { fileIOFor } from '../../lib/io/index.js';
 import { parentOf } from '../../lib/io/path.js';
 import type { DataFile } from '../../lib/iceberg/manifest.js';
 import { snapshotById, serializeTableMetadata } from '../../lib/iceberg/table-metadata.js';
 import type { Row } from '../../lib/iceberg/values.js';
 import { writeDataFiles } from '../../lib/table/data-writer.js';
 import { commitChanges, createNewTable, deleteRows } from '../../lib/table/operations.js';
+import { freshBucket, testS3Endpoint } from './s3.js';
 import { SMALL_TABLE_SCHEMA } from './small-table.js';
 
 const DAY = 86_400_000;
@@ -173,4 +175,14 @@ async function backdate(t: Table, ids: Record<SnapshotName, bigint>): Promise<vo
 /** Where the outside files of a local table go: a sibling folder and a path that climbs out with `..`. */
 export function localOutside(location: string): string[] {
   return [`${parentOf(location)}/outside/out-1.parquet`, `${location}/../sibling/out-2.parquet`];
+}
+
+/** The table on moto S3, its outside files in another bucket and above the location, G named `s3a://`. */
+export async function s3RetentionTable(): Promise<RetentionTable> {
+  const bucket = await freshBucket();
+  const other = await freshBucket();
+  const location = `s3://${bucket}/warehouse/events`;
+  const io = fileIOFor(location, { s3Endpoint: testS3Endpoint() });
+  const outside = [`s3://${other}/warehouse/events/data/out-1.parquet`, `s3://${bucket}/warehouse/out-2.parquet`];
+  return retentionTable(io, location, outside, (p) => p.replace(/^s3:/, 's3a:'));
 }
