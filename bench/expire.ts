@@ -50,7 +50,7 @@ async function build(location: string, snapshots: number, files: number): Promis
   for (let k = 1; k <= snapshots; k++) {
     const snapshotId = BigInt(k);
     const dir = join(location, 'data', `batch=${Math.floor(k / 100)}`);
-    if (k % 100 === 1) mkdirSync(dir, { recursive: true });
+    if (k === 1 || k % 100 === 0) mkdirSync(dir, { recursive: true });
     const w = new ManifestWriter(io, join(location, 'metadata', `m-${k}.avro`), { formatVersion: 2, spec, schema, snapshotId });
     for (let i = 0; i < perSnapshot; i++, n++) {
       const path = join(dir, `f-${k}-${i}.parquet`);

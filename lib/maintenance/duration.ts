@@ -3,14 +3,14 @@
  * run together (`1d12h`). A bare number is refused unless the caller names its unit (a
  * horizon "in days" may be written `7`), so `--older-than 3` never silently means 3 ms.
  */
-import { ValidationError } from '../errors.js';
+import { InvalidArgumentError } from '../errors.js';
 
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 } as const;
 export type DurationUnit = keyof typeof UNIT_MS;
 
 const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d|w)/gy;
 
-/** Milliseconds in `text`; throws ValidationError naming `what` (the flag) when it is not a duration. */
+/** Milliseconds in `text`; throws InvalidArgumentError naming `what` (the flag) when it is not a duration. */
 export function parseDuration(text: string, what = 'duration', bareUnit?: DurationUnit): number {
   const s = text.trim().toLowerCase();
   if (bareUnit !== undefined && /^\d+(?:\.\d+)?$/.test(s)) return Math.round(Number(s) * UNIT_MS[bareUnit]);
@@ -22,7 +22,7 @@ export function parseDuration(text: string, what = 'duration', bareUnit?: Durati
     matched = PART.lastIndex;
   }
   if (s === '' || matched !== s.length) {
-    throw new ValidationError(
+    throw new InvalidArgumentError(
       `${what}: "${text}" is not a duration; write a number and a unit, like 3d, 12h, 30m, 45s or 0s` +
         (bareUnit !== undefined ? ` (a bare number counts in ${bareUnit})` : ''),
     );

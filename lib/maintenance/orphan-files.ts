@@ -7,7 +7,7 @@
  */
 import { loadTable, type Table } from '../catalog/table.js';
 import { LEGACY_VERSION_HINT_FILE, VERSION_HINT_FILE, metadataFolder } from '../catalog/object-store-catalog.js';
-import { NotFoundError, ValidationError } from '../errors.js';
+import { InvalidArgumentError, NotFoundError, ValidationError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
 import { joinPath } from '../io/path.js';
 import { parseTableMetadata, type TableMetadata } from '../iceberg/table-metadata.js';
@@ -108,7 +108,7 @@ export async function deleteOrphanFiles(tableOrLocation: Table | string, options
   const { io, location } = table;
   const olderThanMs = options.olderThanMs ?? DEFAULT_ORPHAN_OLDER_THAN_MS;
   if (olderThanMs < MIN_ORPHAN_OLDER_THAN_MS && options.force !== true) {
-    throw new ValidationError(
+    throw new InvalidArgumentError(
       `orphans: --older-than ${formatDurationText(olderThanMs)} is under 1h, so files of a commit still being written ` +
         'could be deleted; use --force if no writer can be running',
       { path: location },

@@ -4,7 +4,7 @@
  * `--older-than`, `--retain-last`, pinned snapshots or tags, and horizons inside which nothing
  * expires. A pure function of the metadata and the clock, so a retried commit recomputes it.
  */
-import { ValidationError } from '../errors.js';
+import { InvalidArgumentError, ValidationError } from '../errors.js';
 import { MAIN_BRANCH, type SnapshotRef } from '../iceberg/snapshot.js';
 import { ancestorsOf, intProperty, property, type TableMetadata } from '../iceberg/table-metadata.js';
 
@@ -64,7 +64,7 @@ export function decideRetention(m: TableMetadata, o: RetentionOptions): Retentio
   const maxAge = o.olderThanMs ?? intProperty(m, MAX_SNAPSHOT_AGE_MS, DEFAULT_MAX_SNAPSHOT_AGE_MS);
   const minKeep = o.retainLast ?? intProperty(m, MIN_SNAPSHOTS_TO_KEEP, DEFAULT_MIN_SNAPSHOTS_TO_KEEP);
   if (!Number.isInteger(minKeep) || minKeep < 1) {
-    throw new ValidationError(`Number of snapshots to retain must be at least 1, cannot be: ${minKeep}`, { path: m.location });
+    throw new InvalidArgumentError(`Number of snapshots to retain must be at least 1, cannot be: ${minKeep}`, { path: m.location });
   }
   const defaultMaxRefAge = m.properties[MAX_REF_AGE_MS] === undefined ? Infinity : intProperty(m, MAX_REF_AGE_MS, 0);
   const horizon = Math.max(0, ...(o.horizonsMs ?? []));
@@ -82,7 +82,7 @@ export function decideRetention(m: TableMetadata, o: RetentionOptions): Retentio
     } else if (/^-?\d+$/.test(pin) && byId.has(BigInt(pin))) {
       pinnedIds.add(BigInt(pin));
     } else {
-      throw new ValidationError(`--pin ${pin}: no snapshot with that id and no tag or branch with that name`, { path: m.location });
+      throw new InvalidArgumentError(`--pin ${pin}: no snapshot with that id and no tag or branch with that name`, { path: m.location });
     }
   }
 
