@@ -11,6 +11,7 @@ import { runDemo } from './demo.js';
 import { formatBytes } from './format.js';
 import { registerPlanCommands } from './plan-commands.js';
 import { registerCompactCommand } from './compact-command.js';
+import { registerRetentionCommands } from './retention-commands.js';
 
 interface GlobalOptions {
   s3Endpoint?: string;
@@ -101,6 +102,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
 
   registerPlanCommands(program, out, (m) => openOptions(program, m));
   registerCompactCommand(program, out, () => openOptions(program).s3Endpoint);
+  registerRetentionCommands(program, out, () => openOptions(program));
   return program;
 }
 
