@@ -16,7 +16,8 @@ import { commitTable, loadTable, type Table } from '../lib/catalog/table.js';
 import { LocalFileIO } from '../lib/io/local.js';
 import { FileContent, ManifestWriter, type DataFile } from '../lib/iceberg/manifest.js';
 import { ManifestContent, writeManifestList, type ManifestFile } from '../lib/iceberg/manifest-list.js';
-import { dataPath, metadataPath } from '../lib/iceberg/snapshot-producer.js';
+import { newMetadataLocation, tableLocationProvider } from '../lib/iceberg/locations.js';
+import { toHumanString } from '../lib/iceberg/transform.js';
 import { currentSchema, specById } from '../lib/iceberg/table-metadata.js';
 import type { StructType } from '../lib/iceberg/types.js';
 import { arrowSchema } from '../lib/parquet/schema.js';
@@ -136,7 +137,7 @@ export async function buildDataTable(location: string, options: DataTableOptions
   const maxBytes = options.bytes ?? Number.POSITIVE_INFINITY;
   const batch = 65_536;
   while (files.length < maxFiles && bytes < maxBytes) {
-    const path = dataPath(table.metadata, `${String(files.length).padStart(6, '0')}-bench.parquet`);
+    const path = tableLocationProvider(table.metadata).newDataLocation(`${String(files.length).padStart(6, '0')}-bench.parquet`);
     const w = ParquetWriter.open(io, path, DATA_SCHEMA, { compression: 'zstd' });
     for (let done = 0; done < options.rowsPerFile; done += batch) {
       await w.write(makeBatch(rows + done, Math.min(batch, options.rowsPerFile - done)));
@@ -210,8 +211,13 @@ function dayOf(i: number, total: number): number {
   return FIRST_DAY + Math.floor((i * PARTITIONS) / total);
 }
 
+/** The partition's folder as Java names it (`ts_day=2026-01-01`). */
+function dayFolder(location: string, day: number): string {
+  return `${location}/data/ts_day=${toHumanString({ kind: 'day' }, { type: 'date' }, day)}`;
+}
+
 function fakePath(location: string, day: number, i: number): string {
-  return `${location}/data/ts_day=${day}/00000-${i}-8c3f2a6e-4d5b-4f1a-9e3c-${String(i).padStart(12, '0')}-00001.parquet`;
+  return `${dayFolder(location, day)}/00000-${i}-8c3f2a6e-4d5b-4f1a-9e3c-${String(i).padStart(12, '0')}-00001.parquet`;
 }
 
 /**
@@ -262,7 +268,7 @@ function* fakeDeleteFiles(location: string, total: number): Generator<DataFile> 
     const target = fakePath(location, day, i);
     yield {
       content: FileContent.PositionDeletes,
-      filePath: `${location}/data/ts_day=${day}/pos-file-${i}.parquet`,
+      filePath: `${dayFolder(location, day)}/pos-file-${i}.parquet`,
       fileFormat: 'PARQUET',
       specId: 0,
       partition: { ts_day: day },
@@ -282,7 +288,7 @@ function* fakeDeleteFiles(location: string, total: number): Generator<DataFile> 
     const last = Math.ceil(((p + 1) * total) / PARTITIONS) - 1;
     yield {
       content: FileContent.PositionDeletes,
-      filePath: `${location}/data/ts_day=${day}/pos-partition-${p}.parquet`,
+      filePath: `${dayFolder(location, day)}/pos-partition-${p}.parquet`,
       fileFormat: 'PARQUET',
       specId: 0,
       partition: { ts_day: day },
@@ -291,7 +297,7 @@ function* fakeDeleteFiles(location: string, total: number): Generator<DataFile> 
     };
     yield {
       content: FileContent.EqualityDeletes,
-      filePath: `${location}/data/ts_day=${day}/eq-${p}.parquet`,
+      filePath: `${dayFolder(location, day)}/eq-${p}.parquet`,
       fileFormat: 'PARQUET',
       specId: 0,
       partition: { ts_day: day },
@@ -344,7 +350,7 @@ export async function buildMetadataTable(location: string, dataFiles: number, lo
       writer = undefined;
     };
     for (const f of files) {
-      writer ??= new ManifestWriter(io, metadataPath(m0, `bench-${snapshotId}-m${manifestCount++}.avro`), {
+      writer ??= new ManifestWriter(io, newMetadataLocation(m0, `bench-${snapshotId}-m${manifestCount++}.avro`), {
         formatVersion: 2, spec, schema, snapshotId, content,
       });
       writer.add(f);
@@ -371,7 +377,7 @@ export async function buildMetadataTable(location: string, dataFiles: number, lo
   // Snapshot 1: the data manifests.
   const s1 = 1_000_000_001n;
   const dataManifests = await writeManifests(s1, ManifestContent.Data, data());
-  const list1 = await writeManifestList(io, metadataPath(m0, `snap-${s1}-1-bench.avro`), { formatVersion: 2, snapshotId: s1, sequenceNumber: 1n }, dataManifests);
+  const list1 = await writeManifestList(io, newMetadataLocation(m0, `snap-${s1}-1-bench.avro`), { formatVersion: 2, snapshotId: s1, sequenceNumber: 1n }, dataManifests);
   metadataBytes += list1.bytes.length;
   // Snapshot 2: the delete manifests, the data manifests carried with their sequence numbers.
   const s2 = 1_000_000_002n;
@@ -379,7 +385,7 @@ export async function buildMetadataTable(location: string, dataFiles: number, lo
   const deleteManifests = await writeManifests(s2, ManifestContent.Deletes, deletes);
   const list2 = await writeManifestList(
     io,
-    metadataPath(m0, `snap-${s2}-1-bench.avro`),
+    newMetadataLocation(m0, `snap-${s2}-1-bench.avro`),
     { formatVersion: 2, snapshotId: s2, parentSnapshotId: s1, sequenceNumber: 2n },
     [...deleteManifests, ...list1.manifests],
   );

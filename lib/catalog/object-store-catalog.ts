@@ -10,6 +10,7 @@
 import { AlreadyExistsError, CommitConflictError, InvalidArgumentError, InvalidFileError, NotFoundError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
 import { joinPath } from '../io/path.js';
+import { catalogMetadataFolder } from '../iceberg/locations.js';
 
 export const VERSION_HINT_FILE = 'version-hint.text';
 /** Written by some engines (Impala's test tables) instead of the Java name; read, never written. */
@@ -30,15 +31,15 @@ export interface CommittedMetadata {
 }
 
 export function metadataFolder(tableLocation: string): string {
-  return joinPath(tableLocation, 'metadata');
+  return catalogMetadataFolder(tableLocation);
 }
 
 export function metadataFileLocation(tableLocation: string, version: number): string {
-  return joinPath(tableLocation, 'metadata', `v${version}.metadata.json`);
+  return joinPath(metadataFolder(tableLocation), `v${version}.metadata.json`);
 }
 
 export function versionHintLocation(tableLocation: string): string {
-  return joinPath(tableLocation, 'metadata', VERSION_HINT_FILE);
+  return joinPath(metadataFolder(tableLocation), VERSION_HINT_FILE);
 }
 
 /** N for a file named `v<N>.metadata.json`, else undefined. */
@@ -138,7 +139,7 @@ async function readHint(io: FileIO, tableLocation: string): Promise<number | und
   for (const name of [VERSION_HINT_FILE, LEGACY_VERSION_HINT_FILE]) {
     let bytes: Uint8Array;
     try {
-      bytes = await io.read(joinPath(tableLocation, 'metadata', name));
+      bytes = await io.read(joinPath(metadataFolder(tableLocation), name));
     } catch (err) {
       if (err instanceof NotFoundError) continue;
       // As in Java, an unreadable hint is no hint: the listing decides (and fails loudly if it must).

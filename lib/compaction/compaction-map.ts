@@ -19,7 +19,7 @@ import { InvalidFileError, UnsupportedError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
 import { normalizePath } from '../io/path.js';
 import { headerString, icebergToAvroSchema, openAvroContainer, writeAvroContainer } from '../iceberg/avro.js';
-import { metadataPath } from '../iceberg/snapshot-producer.js';
+import { newMetadataLocation } from '../iceberg/locations.js';
 import type { TableMetadata } from '../iceberg/table-metadata.js';
 import type { StructType } from '../iceberg/types.js';
 
@@ -158,7 +158,7 @@ export class CompactionMapBuilder {
 
 /** Where a group's map goes: `<metadata folder>/compaction-maps/<snapshot>-<group>-<uuid>.avro`. */
 export function compactionMapPath(metadata: TableMetadata, startingSnapshotId: string | null, groupId: string): string {
-  return metadataPath(metadata, `${COMPACTION_MAP_FOLDER}/${startingSnapshotId ?? 'none'}-${safeName(groupId)}-${randomUUID()}.avro`);
+  return newMetadataLocation(metadata, `${COMPACTION_MAP_FOLDER}/${startingSnapshotId ?? 'none'}-${safeName(groupId)}-${randomUUID()}.avro`);
 }
 
 /** A name part safe in any object key and file system. */

@@ -7,16 +7,14 @@
  * groups capped to what one worker run can rewrite, and minor compaction's sequence intervals.
  */
 import { createHash } from 'node:crypto';
-import { isLosslessNumber } from 'lossless-json';
 import type { FileIO } from '../io/file-io.js';
 import type { DeleteFileRef } from '../iceberg/delete-index.js';
-import { daysToIsoDate, toJsonValue } from '../iceberg/json-single-value.js';
+import { partitionToPath } from '../iceberg/locations.js';
 import { FileContent, type DataFile } from '../iceberg/manifest.js';
-import { isUnpartitioned, partitionKey, type PartitionSpec } from '../iceberg/partition.js';
+import { isUnpartitioned, partitionKey } from '../iceberg/partition.js';
 import { planFiles, type FileScanTask, type ScanPlan } from '../iceberg/scan-planning.js';
 import { specsById, type TableMetadata } from '../iceberg/table-metadata.js';
 import type { StructType } from '../iceberg/types.js';
-import type { Row } from '../iceberg/values.js';
 import { dataFileToJson, partitionToJson, partitionTypeOf } from '../iceberg/data-file-json.js';
 import type { DataFileJson, FileGroup, GroupEstimate, GroupInput, Plan, PlanRequest, TableSummary } from './messages.js';
 import { parsePartitionFilter, partitionFieldNames, type PartitionFilter } from './partition-filter.js';
@@ -119,7 +117,7 @@ export function analyzeFiles(metadata: TableMetadata, scan: ScanPlan, policy: Re
       task,
       key: partitionKey(f.specId, f.partition),
       partition: partitionToJson(f.partition, type),
-      partitionPath: partitionPath(specs.get(f.specId)!, f.partition, type),
+      partitionPath: partitionToPath(specs.get(f.specId)!, f.partition, type),
       deletes,
       deletedRecords: deleted,
       equalityDeletes: task.deletes.equalityDeletes.length,
@@ -127,29 +125,6 @@ export function analyzeFiles(metadata: TableMetadata, scan: ScanPlan, policy: Re
       ...(unrewritable ? { unrewritable } : {}),
     };
   });
-}
-
-/** Hive-style partition path with Java's human-readable values: `action=click/ts_hour=2026-01-01-10`. */
-export function partitionPath(spec: PartitionSpec, partition: Row, type: StructType): string {
-  return spec.fields
-    .map((pf, i) => {
-      const v = partition[pf.name];
-      let text: string;
-      if (v === null || v === undefined) text = 'null';
-      else if (pf.transform.kind === 'year') text = String(1970 + Number(v)).padStart(4, '0');
-      else if (pf.transform.kind === 'month') {
-        const m = Number(v);
-        text = `${String(1970 + Math.floor(m / 12)).padStart(4, '0')}-${String((((m % 12) + 12) % 12) + 1).padStart(2, '0')}`;
-      } else if (pf.transform.kind === 'hour') {
-        const h = Number(v);
-        text = `${daysToIsoDate(Math.floor(h / 24))}-${String(((h % 24) + 24) % 24).padStart(2, '0')}`;
-      } else {
-        const json = toJsonValue(type.fields[i].type, v);
-        text = isLosslessNumber(json) ? json.value : String(json);
-      }
-      return `${pf.name}=${encodeURIComponent(text)}`;
-    })
-    .join('/');
 }
 
 /** Plans a compaction of the table's current snapshot; reads the manifest list and manifests only. */

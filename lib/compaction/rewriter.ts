@@ -14,12 +14,12 @@ import { ValidationError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
 import { normalizePath } from '../io/path.js';
 import type { DeleteFileRef } from '../iceberg/delete-index.js';
+import { partitionFolder, tableLocationProvider, type LocationProvider } from '../iceberg/locations.js';
 import { FileContent, type DataFile } from '../iceberg/manifest.js';
 import { metricsConfigFromProperties, type MetricsConfig } from '../iceberg/metrics-config.js';
 import { isUnpartitioned, partitionKey, type PartitionSpec } from '../iceberg/partition.js';
 import type { FileScanTask } from '../iceberg/scan-planning.js';
 import { indexById, MetadataColumns, type Schema } from '../iceberg/schema.js';
-import { dataPath } from '../iceberg/snapshot-producer.js';
 import { UNSORTED_ORDER, type SortOrder } from '../iceberg/sort-order.js';
 import { currentSchema, defaultSortOrder, specById, type TableMetadata } from '../iceberg/table-metadata.js';
 import { applyTransform } from '../iceberg/transform.js';
@@ -27,7 +27,7 @@ import { isPrimitive, type PrimitiveType, type StructType } from '../iceberg/typ
 import type { IcebergValue, Row } from '../iceberg/values.js';
 import { RollingParquetWriter } from '../parquet/writer.js';
 import { readRows } from '../table/data-reader.js';
-import { partitionFolder, toDataFile } from '../table/data-writer.js';
+import { toDataFile } from '../table/data-writer.js';
 import { readTask, tableNameMapping } from '../table/scan.js';
 import { DeleteFileCache } from '../table/delete-filter.js';
 import { proofHasher, proofSchema, RowSetChecksum } from './checksum.js';
@@ -287,6 +287,7 @@ class GroupWriter {
   private readonly partitionOf: (row: Row) => Row;
   private readonly outputs = new Map<string, PartitionOutput>();
   private readonly metricsConfig: MetricsConfig;
+  private readonly locations: LocationProvider;
   private readonly uuid = randomUUID();
   private readonly prefix: string;
   /** Every path handed to a writer, for cleanup. */
@@ -311,6 +312,7 @@ class GroupWriter {
     this.prefix = safeName(group.id);
     const sortIds = defaultSortOrder(metadata).fields.map((f) => f.sourceId);
     this.metricsConfig = metricsConfigFromProperties(metadata.properties, table, sortIds);
+    this.locations = tableLocationProvider(metadata);
   }
 
   private output(key: string, partition: Row): PartitionOutput {
@@ -324,7 +326,7 @@ class GroupWriter {
       compression: 'zstd',
       nextPath: (index) => {
         const name = `${this.prefix}-${String(this.fileCount++).padStart(5, '0')}-${this.uuid}.parquet`;
-        const path = dataPath(this.metadata, folder ? `${folder}/${name}` : name);
+        const path = this.locations.newDataLocation(name, folder);
         paths[index] = path;
         this.started.push(path);
         return path;

@@ -1,7 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ValidationError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
-import { joinPath, normalizePath } from '../io/path.js';
+import { normalizePath } from '../io/path.js';
+import { newMetadataLocation } from './locations.js';
 import { FileContent, ManifestWriter, readManifest, type DataFile, type ManifestEntry } from './manifest.js';
 import { readManifestList, writeManifestList, type ManifestFile } from './manifest-list.js';
 import { partitionKey } from './partition.js';
@@ -47,14 +48,6 @@ export function newSnapshotId(): bigint {
   return id === 0n ? 1n : id;
 }
 
-export function metadataPath(m: TableMetadata, fileName: string): string {
-  return joinPath(m.properties['write.metadata.path'] ?? joinPath(m.location, 'metadata'), fileName);
-}
-
-export function dataPath(m: TableMetadata, fileName: string): string {
-  return joinPath(m.properties['write.data.path'] ?? joinPath(m.location, 'data'), fileName);
-}
-
 /**
  * Writes the manifests and manifest list of the next snapshot of `base` and returns
  * the updates that add it. Untouched manifests are carried over verbatim; a manifest
@@ -86,7 +79,7 @@ export async function produceSnapshot(io: FileIO, base: TableMetadata, changes: 
   const found = new Set<string>();
   const removed: ManifestEntry[] = [];
   let manifestCount = 0;
-  const nextManifestPath = (): string => metadataPath(base, `${commitUuid}-m${manifestCount++}.avro`);
+  const nextManifestPath = (): string => newMetadataLocation(base, `${commitUuid}-m${manifestCount++}.avro`);
 
   for (const f of addedDeletes) {
     if (f.content === FileContent.Data) throw new ValidationError(`${f.filePath} is a data file, added as a delete file`);
@@ -151,7 +144,7 @@ export async function produceSnapshot(io: FileIO, base: TableMetadata, changes: 
     throw new ValidationError(`Missing required files to delete: ${missing.join(', ')}`, { path: base.location });
   }
 
-  const manifestListPath = metadataPath(base, `snap-${snapshotId}-1-${commitUuid}.avro`);
+  const manifestListPath = newMetadataLocation(base, `snap-${snapshotId}-1-${commitUuid}.avro`);
   const listed = await writeManifestList(
     io,
     manifestListPath,

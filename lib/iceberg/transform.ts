@@ -6,7 +6,7 @@ import { InvalidArgumentError, UnsupportedError, ValidationError } from '../erro
 import { truncateString } from './bounds.js';
 import type { PrimitiveType } from './types.js';
 import type { IcebergValue } from './values.js';
-import { bigIntToMinimalBytes, uuidToBytes } from './values.js';
+import { bigIntToMinimalBytes, uuidFromBytes, uuidToBytes } from './values.js';
 
 export type Transform =
   | { kind: 'identity' }
@@ -216,6 +216,155 @@ function floorDiv(a: bigint, b: bigint): bigint {
   return (a % b !== 0n && (a < 0n) !== (b < 0n)) ? q - 1n : q;
 }
 
+// ---- human strings (Java Transform.toHumanString, TransformUtil) ----
+
+/**
+ * A partition value as Java's `Transform.toHumanString(resultType, value)` writes it, the text of
+ * partition folders (`PartitionSpec.partitionToPath`): `2026-01-01-10` for hour, `2026-01-01` for
+ * day, `2026-01` for month, `2026` for year, `null` for null; identity, bucket and truncate render
+ * by the result type (dates, times and timestamps in ISO form, binary in base64, decimals and
+ * floating point as Java's `toString`).
+ */
+export function toHumanString(t: Transform, resultType: PrimitiveType, v: IcebergValue | undefined): string {
+  if (v === null || v === undefined) return 'null';
+  switch (t.kind) {
+    case 'year':
+      return javaYear(1970 + asInt(v, 'year'));
+    case 'month': {
+      const m = asInt(v, 'month');
+      return `${javaYear(1970 + Math.floor(m / 12))}-${pad(((m % 12) + 12) % 12 + 1, 2)}`;
+    }
+    case 'day':
+      return humanDay(asInt(v, 'day'));
+    case 'hour': {
+      const h = asInt(v, 'hour');
+      return `${humanDay(Math.floor(h / 24))}-${pad(((h % 24) + 24) % 24, 2)}`;
+    }
+    default:
+      return humanValue(resultType, v);
+  }
+}
+
+function humanValue(type: PrimitiveType, v: IcebergValue): string {
+  switch (type.type) {
+    case 'date':
+      return humanDay(asInt(v, 'date'));
+    case 'time':
+      return humanTime(asLong(v, 'time'));
+    case 'timestamp':
+    case 'timestamptz':
+      return isoTimestamp(asLong(v, type.type), 6, type.type === 'timestamptz');
+    case 'timestamp_ns':
+    case 'timestamptz_ns':
+      return isoTimestamp(asLong(v, type.type), 9, type.type === 'timestamptz_ns');
+    case 'fixed':
+    case 'binary':
+      return Buffer.from(asBytes(v, type.type)).toString('base64');
+    case 'decimal':
+      return javaBigDecimalString(asLong(v, 'decimal'), type.scale);
+    case 'float':
+      return javaFloatingString(typeof v === 'number' ? Math.fround(v) : Number.NaN, true);
+    case 'double':
+      return javaFloatingString(typeof v === 'number' ? v : Number.NaN, false);
+    case 'uuid':
+      return v instanceof Uint8Array ? uuidFromBytes(v) : asString(v, 'uuid');
+    default:
+      return v instanceof Uint8Array ? Buffer.from(v).toString('base64') : String(v);
+  }
+}
+
+function pad(n: number | bigint, width: number): string {
+  return String(n).padStart(width, '0');
+}
+
+/** Java's `String.format("%04d", year)`: the sign counts in the width (`-001`). */
+function javaYear(y: number): string {
+  return y < 0 ? `-${pad(-y, 3)}` : pad(y, 4);
+}
+
+/** TransformUtil.humanDay: `%04d-%02d-%02d`. */
+function humanDay(days: number): string {
+  const { year, month, day } = civilFromDays(days);
+  return `${javaYear(year)}-${pad(month, 2)}-${pad(day, 2)}`;
+}
+
+/** Java's LocalTime.toString: `HH:mm`, then `:ss` and 3, 6 or 9 fraction digits only when not zero. */
+function humanTime(micros: bigint): string {
+  const nanos = micros * 1000n;
+  const secs = Number(nanos / 1_000_000_000n);
+  const nano = Number(nanos % 1_000_000_000n);
+  let out = `${pad(Math.floor(secs / 3600), 2)}:${pad(Math.floor((secs % 3600) / 60), 2)}`;
+  if (secs % 60 > 0 || nano > 0) {
+    out += `:${pad(secs % 60, 2)}`;
+    if (nano > 0) {
+      out += nano % 1_000_000 === 0 ? `.${pad(nano / 1_000_000, 3)}` : nano % 1000 === 0 ? `.${pad(nano / 1000, 6)}` : `.${pad(nano, 9)}`;
+    }
+  }
+  return out;
+}
+
+/** ISO_LOCAL_DATE year: 4 digits at least, `+` above 9999, `-` below 0. */
+function isoYear(y: number): string {
+  return y > 9999 ? `+${y}` : y < 0 ? `-${pad(-y, 4)}` : pad(y, 4);
+}
+
+/** DateTimeUtil.microsToIsoTimestamp(tz)/nanosToIsoTimestamp(tz): seconds always, fraction without trailing zeros. */
+function isoTimestamp(v: bigint, digits: 6 | 9, zone: boolean): string {
+  const perSecond = 10n ** BigInt(digits);
+  const perDay = 86_400n * perSecond;
+  const days = floorDiv(v, perDay);
+  const ofDay = v - days * perDay;
+  const secs = Number(ofDay / perSecond);
+  const fraction = pad(ofDay % perSecond, digits).replace(/0+$/, '');
+  const { year, month, day } = civilFromDays(Number(days));
+  const time = `${pad(Math.floor(secs / 3600), 2)}:${pad(Math.floor((secs % 3600) / 60), 2)}:${pad(secs % 60, 2)}`;
+  return `${isoYear(year)}-${pad(month, 2)}-${pad(day, 2)}T${time}${fraction ? `.${fraction}` : ''}${zone ? '+00:00' : ''}`;
+}
+
+/** Java's BigDecimal.toString: plain unless the scale is negative or the adjusted exponent is below -6. */
+export function javaBigDecimalString(unscaled: bigint, scale: number): string {
+  const digits = (unscaled < 0n ? -unscaled : unscaled).toString();
+  const sign = unscaled < 0n ? '-' : '';
+  const adjusted = digits.length - 1 - scale;
+  if (scale === 0) return `${sign}${digits}`;
+  if (scale > 0 && adjusted >= -6) {
+    const padded = digits.padStart(scale + 1, '0');
+    return `${sign}${padded.slice(0, -scale)}.${padded.slice(-scale)}`;
+  }
+  const mantissa = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
+  return `${sign}${mantissa}${adjusted === 0 ? '' : `E${adjusted > 0 ? '+' : ''}${adjusted}`}`;
+}
+
+/**
+ * Java's Double.toString / Float.toString (JDK 19+, the shortest digits that read back):
+ * `1.0`, `0.001`, `1.0E7`, `1.0E-4`, `NaN`, `-0.0`. JDK 17 and older print more digits for a
+ * few values.
+ */
+export function javaFloatingString(v: number, isFloat: boolean): string {
+  if (Number.isNaN(v)) return 'NaN';
+  if (!Number.isFinite(v)) return v > 0 ? 'Infinity' : '-Infinity';
+  if (v === 0) return Object.is(v, -0) ? '-0.0' : '0.0';
+  const m = /^(-?)(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(isFloat ? shortestFloat(v) : v.toExponential())!;
+  const digits = m[2] + (m[3] ?? '');
+  const exponent = Number(m[4]);
+  const abs = Math.abs(v);
+  if (abs >= 1e-3 && abs < 1e7) {
+    if (exponent < 0) return `${m[1]}0.${'0'.repeat(-exponent - 1)}${digits}`;
+    const whole = digits.slice(0, exponent + 1).padEnd(exponent + 1, '0');
+    return `${m[1]}${whole}.${digits.slice(exponent + 1) || '0'}`;
+  }
+  return `${m[1]}${digits[0]}.${digits.slice(1) || '0'}E${exponent}`;
+}
+
+/** The fewest significant digits that read back as the same float32, in exponential form. */
+function shortestFloat(v: number): string {
+  for (let p = 1; p < 9; p++) {
+    const s = v.toExponential(p - 1);
+    if (Math.fround(Number(s)) === v) return s;
+  }
+  return v.toExponential(8);
+}
+
 // ---- bucket hash (Appendix B) ----
 
 /** 32-bit Murmur3, x86 variant; a signed int32 like Guava's `asInt()`. */
@@ -322,7 +471,7 @@ const UTF8 = new TextEncoder();
 /** UTF-8 as Java's String.getBytes(UTF_8) does it: a lone surrogate becomes '?'. */
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
-function utf8JavaBytes(s: string): Uint8Array {
+export function utf8JavaBytes(s: string): Uint8Array {
   return UTF8.encode(s.replace(LONE_SURROGATE, '?'));
 }
 

@@ -1,16 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { FileIO } from '../io/file-io.js';
 import { FileContent, type DataFile } from '../iceberg/manifest.js';
+import { partitionFolder, tableLocationProvider, type LocationProvider } from '../iceberg/locations.js';
 import { metricsConfigFromProperties } from '../iceberg/metrics-config.js';
 import { partitionKey, type PartitionSpec } from '../iceberg/partition.js';
 import { indexById, type Schema } from '../iceberg/schema.js';
-import { dataPath } from '../iceberg/snapshot-producer.js';
 import { applyTransform } from '../iceberg/transform.js';
 import { currentSchema, defaultSortOrder, intProperty, specById, type TableMetadata } from '../iceberg/table-metadata.js';
 import { isPrimitive, type PrimitiveType, type StructType } from '../iceberg/types.js';
 import type { IcebergValue, Row } from '../iceberg/values.js';
 import { RollingParquetWriter, type WrittenFile } from '../parquet/writer.js';
-import { dateToString } from '../iceberg/row-json.js';
 
 export const DEFAULT_TARGET_FILE_SIZE = 512 * 1024 * 1024;
 
@@ -32,24 +31,6 @@ function valueAtPath(row: Row, path: string): IcebergValue {
   let v: IcebergValue = row;
   for (const p of path.split('.')) v = v === null || typeof v !== 'object' ? null : ((v as Row)[p] ?? null);
   return v;
-}
-
-/** Hive-style folder of a partition: `category=a/day=2024-03-01`. */
-export function partitionFolder(spec: PartitionSpec, partition: Row, schema: StructType): string {
-  if (spec.fields.length === 0) return '';
-  const index = indexById(schema);
-  return spec.fields
-    .map((pf) => {
-      const v = partition[pf.name];
-      let text: string;
-      if (v === null || v === undefined) text = 'null';
-      else if (pf.transform.kind === 'day') text = dateToString(v as number);
-      else if (pf.transform.kind === 'identity' && index.get(pf.sourceId)?.field.type.type === 'date') text = dateToString(v as number);
-      else if (v instanceof Uint8Array) text = Buffer.from(v).toString('hex');
-      else text = String(v);
-      return `${pf.name}=${encodeURIComponent(text)}`;
-    })
-    .join('/');
 }
 
 export function toDataFile(
@@ -90,12 +71,13 @@ export interface DataWriterOptions {
 
 /**
  * Writes rows as Parquet data files of a table: one rolling writer per partition,
- * files under `data/<partition folders>/`, metrics as the table's properties ask.
+ * files where the table's location provider puts them, metrics as the table's properties ask.
  */
 export class PartitionedDataWriter {
   private readonly writers = new Map<string, { writer: RollingParquetWriter; partition: Row }>();
   private readonly spec: PartitionSpec;
   private readonly schema: Schema;
+  private readonly locations: LocationProvider;
   private readonly prefix = randomUUID();
   private count = 0;
 
@@ -106,6 +88,7 @@ export class PartitionedDataWriter {
   ) {
     this.spec = specById(metadata, options.specId ?? metadata.defaultSpecId);
     this.schema = options.schema ?? currentSchema(metadata);
+    this.locations = tableLocationProvider(metadata);
   }
 
   async write(rows: readonly Row[]): Promise<void> {
@@ -126,7 +109,7 @@ export class PartitionedDataWriter {
           targetFileSizeBytes:
             this.options.targetFileSizeBytes ?? intProperty(this.metadata, 'write.target-file-size-bytes', DEFAULT_TARGET_FILE_SIZE),
           metricsConfig: metricsConfigFromProperties(this.metadata.properties, this.schema, sortIds),
-          nextPath: () => dataPath(this.metadata, `${folder ? `${folder}/` : ''}${String(this.count++).padStart(5, '0')}-${this.prefix}.parquet`),
+          nextPath: () => this.locations.newDataLocation(`${String(this.count++).padStart(5, '0')}-${this.prefix}.parquet`, folder),
         });
         this.writers.set(key, (w = { writer, partition: g.partition }));
       }

@@ -4,19 +4,19 @@ import type { FileIO } from '../io/file-io.js';
 import { normalizePath } from '../io/path.js';
 import { writeDeletionVectors, type PositionDeleteIndex } from '../iceberg/deletion-vector.js';
 import { FileContent, type DataFile } from '../iceberg/manifest.js';
+import { partitionFolder, tableLocationProvider } from '../iceberg/locations.js';
 import { POSITION_DELETE_METRICS_CONFIG, metricsConfigFromProperties } from '../iceberg/metrics-config.js';
 import type { PartitionSpec } from '../iceberg/partition.js';
 import { indexById, type Schema } from '../iceberg/schema.js';
-import { dataPath } from '../iceberg/snapshot-producer.js';
 import type { TableMetadata } from '../iceberg/table-metadata.js';
 import type { NestedField, StructType } from '../iceberg/types.js';
 import type { Row } from '../iceberg/values.js';
 import { ParquetWriter } from '../parquet/writer.js';
-import { partitionFolder, toDataFile } from './data-writer.js';
+import { toDataFile } from './data-writer.js';
 import { POSITION_DELETE_SCHEMA } from './delete-filter.js';
 
 function deletePath(metadata: TableMetadata, folder: string, suffix: string): string {
-  return dataPath(metadata, `${folder ? `${folder}/` : ''}${randomUUID()}-deletes.${suffix}`);
+  return tableLocationProvider(metadata).newDataLocation(`${randomUUID()}-deletes.${suffix}`, folder);
 }
 
 /** A v2 position delete file (file_path, pos), sorted as the spec requires. */

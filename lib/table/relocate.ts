@@ -7,12 +7,13 @@ import { openAvroContainer, writeAvroContainer, type AvroContainerReader, type A
 import { forEachLimit } from '../iceberg/scan-planning.js';
 import { readPuffinBlob, readPuffinFooter, PuffinWriter } from '../iceberg/puffin.js';
 import { REFERENCED_DATA_FILE } from '../iceberg/deletion-vector.js';
+import { LOCATION_PROPERTIES } from '../iceberg/locations.js';
 import { FileContent } from '../iceberg/manifest.js';
 import { MetadataColumns, type Schema } from '../iceberg/schema.js';
 import { parseTableMetadata, serializeTableMetadata, currentSchema, type TableMetadata } from '../iceberg/table-metadata.js';
 import type { NestedField, StructType } from '../iceberg/types.js';
 import { ParquetWriter } from '../parquet/writer.js';
-import { loadCurrent, metadataVersionOf, VERSION_HINT_FILE } from '../catalog/object-store-catalog.js';
+import { loadCurrent, metadataFolder, metadataVersionOf, VERSION_HINT_FILE } from '../catalog/object-store-catalog.js';
 import { readRows } from './data-reader.js';
 import { POSITION_DELETE_SCHEMA } from './delete-filter.js';
 import { openParquet } from '../parquet/reader.js';
@@ -39,8 +40,6 @@ export interface RelocateResult {
   readonly filesRewritten: number;
   readonly bytesWritten: number;
 }
-
-const PATH_PROPERTIES = ['write.data.path', 'write.metadata.path', 'write.object-storage.path', 'write.folder-storage.path'];
 
 /**
  * Copies a table and rewrites every path inside it from the location its
@@ -159,7 +158,7 @@ class Relocation {
     }
     if (this.overwrite) {
       for (const { file } of parsed) {
-        const target = joinPath(this.dst, 'metadata', names.get(normalizePath(file))!);
+        const target = joinPath(metadataFolder(this.dst), names.get(normalizePath(file))!);
         if (await this.dstIo.exists(target)) {
           throw new AlreadyExistsError(`relocate: ${target} already exists; metadata files are never overwritten, even with --overwrite`, { path: target });
         }
@@ -180,20 +179,20 @@ class Relocation {
     for (const { file, metadata: m } of parsed) {
       lastName = names.get(normalizePath(file))!;
       // A metadata file is a table's history: never written over, --overwrite or not.
-      await this.put(joinPath(this.dst, 'metadata', lastName), new TextEncoder().encode(serializeTableMetadata(this.rewriteMetadata(m, names))), 'create');
+      await this.put(joinPath(metadataFolder(this.dst), lastName), new TextEncoder().encode(serializeTableMetadata(this.rewriteMetadata(m, names))), 'create');
       this.rewritten++;
     }
     const version = metadataVersionOf(lastName);
     if (version !== undefined) {
-      await this.put(joinPath(this.dst, 'metadata', VERSION_HINT_FILE), new TextEncoder().encode(String(version)), this.overwrite ? 'replace' : 'create');
+      await this.put(joinPath(metadataFolder(this.dst), VERSION_HINT_FILE), new TextEncoder().encode(String(version)), this.overwrite ? 'replace' : 'create');
     }
-    return joinPath(this.dst, 'metadata', lastName);
+    return joinPath(metadataFolder(this.dst), lastName);
   }
 
   private rewriteMetadata(m: TableMetadata, names: ReadonlyMap<string, string>): TableMetadata {
     const properties = { ...m.properties };
-    for (const k of PATH_PROPERTIES) if (properties[k] !== undefined) properties[k] = this.mapPathIfInside(properties[k]);
-    const metaName = (p: string): string => joinPath(this.dst, 'metadata', names.get(normalizePath(p)) ?? baseName(p));
+    for (const k of LOCATION_PROPERTIES) if (properties[k] !== undefined) properties[k] = this.mapPathIfInside(properties[k]);
+    const metaName = (p: string): string => joinPath(metadataFolder(this.dst), names.get(normalizePath(p)) ?? baseName(p));
     return {
       ...m,
       location: this.dst,

@@ -14,8 +14,7 @@ import { LocalFileIO } from '../../lib/io/local.js';
 import { planFiles, type FileScanTask } from '../../lib/iceberg/scan-planning.js';
 import type { Row } from '../../lib/iceberg/values.js';
 import type { CompactionPolicy, Plan } from '../../lib/compaction/messages.js';
-import { partitionPath, planCompaction } from '../../lib/compaction/planner.js';
-import { partitionType } from '../../lib/iceberg/partition.js';
+import { planCompaction } from '../../lib/compaction/planner.js';
 import { POLICY_DEFAULTS, resolvePolicy } from '../../lib/compaction/policy.js';
 import { writeDataFiles } from '../../lib/table/data-writer.js';
 import {
@@ -355,37 +354,6 @@ describe('planner: partition spec changes', () => {
     );
     // Major compaction applies the deletes, so it may move the files.
     expect((await plan(t, { minInputFiles: 2 })).groups.map((g) => g.specId)).toEqual([0]);
-  });
-});
-
-describe('planner: partition paths', () => {
-  it('renders time transforms as Java does', () => {
-    const spec = {
-      specId: 0,
-      fields: [
-        { sourceId: 1, fieldId: 1000, name: 'y', transform: { kind: 'year' as const } },
-        { sourceId: 1, fieldId: 1001, name: 'm', transform: { kind: 'month' as const } },
-        { sourceId: 1, fieldId: 1002, name: 'd', transform: { kind: 'day' as const } },
-        { sourceId: 1, fieldId: 1003, name: 'h', transform: { kind: 'hour' as const } },
-        { sourceId: 2, fieldId: 1004, name: 's', transform: { kind: 'identity' as const } },
-        { sourceId: 3, fieldId: 1005, name: 'n', transform: { kind: 'identity' as const } },
-      ],
-    };
-    const type = partitionType(spec, {
-      type: 'struct',
-      fields: [
-        { id: 1, name: 'ts', required: false, type: { type: 'timestamptz' } },
-        { id: 2, name: 's', required: false, type: { type: 'string' } },
-        { id: 3, name: 'n', required: false, type: { type: 'long' } },
-      ],
-    });
-    // 2026-01-01T10:00Z: 56 years, 672 months, 20454 days, 490906 hours after the epoch.
-    expect(partitionPath(spec, { y: 56, m: 672, d: 20454, h: 490906, s: 'a b/c', n: 9007199254740993n }, type)).toBe(
-      'y=2026/m=2026-01/d=2026-01-01/h=2026-01-01-10/s=a%20b%2Fc/n=9007199254740993',
-    );
-    expect(partitionPath(spec, { y: -1, m: -1, d: -1, h: -1, s: null, n: null }, type)).toBe(
-      'y=1969/m=1969-12/d=1969-12-31/h=1969-12-31-23/s=null/n=null',
-    );
   });
 });
 

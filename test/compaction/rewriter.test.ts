@@ -22,7 +22,8 @@ import { openParquet } from '../../lib/parquet/reader.js';
 import { FIELD_ID_KEY } from '../../lib/parquet/schema.js';
 import { ParquetWriter, RollingParquetWriter } from '../../lib/parquet/writer.js';
 import { readRows } from '../../lib/table/data-reader.js';
-import { partitionFolder, partitionOf } from '../../lib/table/data-writer.js';
+import { partitionFolder } from '../../lib/iceberg/locations.js';
+import { partitionOf } from '../../lib/table/data-writer.js';
 import {
   appendRows, commitChanges, createNewTable, deleteByEquality, deleteRows, updateSchema, updateSpec,
 } from '../../lib/table/operations.js';

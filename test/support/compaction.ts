@@ -9,7 +9,7 @@ import { planFiles, type FileScanTask } from '../../lib/iceberg/scan-planning.js
 import type { TableMetadata } from '../../lib/iceberg/table-metadata.js';
 import { dataFileToJson } from '../../lib/iceberg/data-file-json.js';
 import type { CompactionPolicy, FileGroup, GroupInput, Plan } from '../../lib/compaction/messages.js';
-import { partitionFolder } from '../../lib/table/data-writer.js';
+import { partitionFolder } from '../../lib/iceberg/locations.js';
 import { currentSchema, specById } from '../../lib/iceberg/table-metadata.js';
 
 export const TEST_POLICY: Plan['policy'] = {
