@@ -99,6 +99,33 @@ export async function javaInfo(location: string): Promise<JavaTableInfo> {
   return info as unknown as JavaTableInfo;
 }
 
+/** Where Java 1.12 puts one live data or delete file of a table (`Harness locations`). */
+export interface JavaFileLocation {
+  readonly path: string;
+  readonly content: 'DATA' | 'POSITION_DELETES' | 'EQUALITY_DELETES';
+  readonly format: string;
+  readonly specId: number;
+  /** `PartitionSpec.partitionToPath` of the file's partition as Java reads it from the manifest. */
+  readonly partitionPath: string;
+  /** The table's location provider for the file's name (absent when it refused the table). */
+  readonly location?: string;
+  readonly locationError?: string;
+}
+
+export async function javaLocations(location: string): Promise<JavaFileLocation[]> {
+  return parseJsonLines(await harness(['locations', location]), `Java locations ${location}`) as unknown as JavaFileLocation[];
+}
+
+/** `LocationProviders.locationsFor(tableLocation, properties).newDataLocation(name)` per name, or Java's error. */
+export async function javaLocationProvider(
+  tableLocation: string,
+  properties: Readonly<Record<string, string>>,
+  fileNames: readonly string[],
+): Promise<{ readonly fileName: string; readonly location?: string; readonly error?: string }[]> {
+  const out = await harness(['location-provider', tableLocation, JSON.stringify(properties), ...fileNames]);
+  return parseJsonLines(out, `Java location-provider ${tableLocation}`) as unknown as { fileName: string; location?: string; error?: string }[];
+}
+
 /** Exit code or signal plus the tail of stderr of a failed execFile. */
 export function failure(e: unknown): string {
   const err = e as { code?: unknown; signal?: unknown; killed?: boolean; stderr?: unknown; message?: string };

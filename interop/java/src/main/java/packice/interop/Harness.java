@@ -19,24 +19,36 @@ import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.iceberg.ContentFile;
+import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileContent;
+import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.HasTableOperations;
+import org.apache.iceberg.LocationProviders;
+import org.apache.iceberg.ManifestContent;
+import org.apache.iceberg.ManifestFile;
+import org.apache.iceberg.ManifestFiles;
+import org.apache.iceberg.ManifestReader;
 import org.apache.iceberg.MetadataColumns;
+import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.hadoop.HadoopTables;
 import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.io.LocationProvider;
 import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.Types;
+import org.apache.iceberg.util.JsonUtil;
 
 /**
  * Java Iceberg as a reference engine for packice's interop tests.
@@ -45,6 +57,10 @@ import org.apache.iceberg.types.Types;
  *   read  &lt;tableLocation&gt; [--snapshot ID]   live rows, one canonical JSON object per line
  *   write &lt;scenario&gt; &lt;tableLocation&gt;         create a table (see {@link Scenarios})
  *   info  &lt;tableLocation&gt;                   {formatVersion, currentSnapshotId, dataFiles, deleteFiles, ...}
+ *   locations &lt;tableLocation&gt;               per live data and delete file: its path, Java's
+ *                                          partitionToPath and where Java's location provider puts it
+ *   location-provider &lt;tableLocation&gt; &lt;propertiesJson&gt; &lt;fileName&gt;...
+ *                                          LocationProviders.locationsFor(...).newDataLocation(fileName)
  * </pre>
  *
  * Only results go to stdout; logs go to stderr. Exit code 2 on bad usage, 1 on any failure.
@@ -103,6 +119,18 @@ public final class Harness {
         }
         info(load(args[1]), out);
         return 0;
+      case "locations":
+        if (args.length != 2) {
+          return usage();
+        }
+        locations(load(args[1]), out);
+        return 0;
+      case "location-provider":
+        if (args.length < 4) {
+          return usage();
+        }
+        locationProvider(args, out);
+        return 0;
       case "selftest":
         if (args.length != 2) {
           return usage();
@@ -121,6 +149,8 @@ public final class Harness {
             + String.join(", ", Scenarios.NAMES)
             + "\n"
             + "       Harness info <tableLocation>\n"
+            + "       Harness locations <tableLocation>\n"
+            + "       Harness location-provider <tableLocation> <propertiesJson> <fileName>...\n"
             + "       Harness selftest <emptyDir>   writes, reads and checks every scenario");
     return 2;
   }
@@ -312,6 +342,86 @@ public final class Harness {
       }
       System.err.println("selftest " + scenario + ": live ids " + ids);
     }
+  }
+
+  /**
+   * Where Java 1.12 would put each live data and delete file of the current snapshot: {@code
+   * PartitionSpec.partitionToPath} of the file's partition as Java reads it from the manifest, and
+   * the table's location provider for the file's name, partitioned as OutputFileFactory does
+   * (unpartitioned specs and Puffin deletion vectors take {@code newDataLocation(name)}). A
+   * provider that refuses the table's properties is reported as {@code locationError}.
+   */
+  static void locations(Table table, PrintStream out) throws IOException {
+    LocationProvider provider = null;
+    String providerError = null;
+    try {
+      provider = table.locationProvider();
+    } catch (IllegalArgumentException e) {
+      providerError = e.getMessage();
+    }
+    Map<String, ContentFile<?>> files = new LinkedHashMap<>();
+    Snapshot current = table.currentSnapshot();
+    for (ManifestFile manifest : current == null ? List.<ManifestFile>of() : current.allManifests(table.io())) {
+      // live entries only, deletes that apply to no data file included
+      if (manifest.content() == ManifestContent.DATA) {
+        try (ManifestReader<DataFile> reader = ManifestFiles.read(manifest, table.io(), table.specs())) {
+          reader.forEach(f -> files.putIfAbsent(f.location(), f.copy()));
+        }
+      } else {
+        try (ManifestReader<DeleteFile> reader =
+            ManifestFiles.readDeleteManifest(manifest, table.io(), table.specs())) {
+          reader.forEach(f -> files.putIfAbsent(f.location(), f.copy()));
+        }
+      }
+    }
+    Writer writer = new OutputStreamWriter(out, StandardCharsets.UTF_8);
+    JsonFactory factory = new JsonFactory();
+    for (ContentFile<?> file : files.values()) {
+      PartitionSpec spec = table.specs().get(file.specId());
+      String path = file.location();
+      String name = path.substring(path.lastIndexOf('/') + 1);
+      JsonGenerator gen = factory.createGenerator(writer);
+      gen.writeStartObject();
+      gen.writeStringField("path", path);
+      gen.writeStringField("content", file.content().name());
+      gen.writeStringField("format", file.format().name());
+      gen.writeNumberField("specId", file.specId());
+      gen.writeStringField("partitionPath", spec.partitionToPath(file.partition()));
+      if (provider == null) {
+        gen.writeStringField("locationError", providerError);
+      } else if (spec.isUnpartitioned() || file.format() == FileFormat.PUFFIN) {
+        gen.writeStringField("location", provider.newDataLocation(name));
+      } else {
+        gen.writeStringField("location", provider.newDataLocation(spec, file.partition(), name));
+      }
+      gen.writeEndObject();
+      gen.flush();
+      writer.write('\n');
+    }
+    writer.flush();
+  }
+
+  /** One line per file name: {@code {"fileName", "location"}}, or {@code {"error"}} when Java refuses. */
+  @SuppressWarnings("unchecked")
+  static void locationProvider(String[] args, PrintStream out) throws IOException {
+    Map<String, String> properties = JsonUtil.mapper().readValue(args[2], Map.class);
+    Writer writer = new OutputStreamWriter(out, StandardCharsets.UTF_8);
+    JsonFactory factory = new JsonFactory();
+    for (int i = 3; i < args.length; i++) {
+      JsonGenerator gen = factory.createGenerator(writer);
+      gen.writeStartObject();
+      gen.writeStringField("fileName", args[i]);
+      try {
+        gen.writeStringField(
+            "location", LocationProviders.locationsFor(args[1], properties).newDataLocation(args[i]));
+      } catch (IllegalArgumentException e) {
+        gen.writeStringField("error", e.getMessage());
+      }
+      gen.writeEndObject();
+      gen.flush();
+      writer.write('\n');
+    }
+    writer.flush();
   }
 
   static void info(Table table, PrintStream out) throws IOException {
