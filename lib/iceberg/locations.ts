@@ -176,7 +176,7 @@ function javaBoolean(v: string | undefined, fallback: boolean): boolean {
   return v === undefined ? fallback : v.toLowerCase() === 'true';
 }
 
-/** An empty property counts as unset, as in PyIceberg (Java would write to `/`). */
+/** An empty property counts as unset, as in PyIceberg (Java 1.12 refuses it: stripTrailingSlash rejects an empty path). */
 function nonEmpty(v: string | undefined): string | undefined {
   return v === undefined || v === '' ? undefined : v;
 }
