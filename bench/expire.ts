@@ -164,7 +164,7 @@ async function main(): Promise<void> {
       ? [
           '',
           `Scaled down: issue 8 asks for 1,000,000 files; this run used ${int(files)}. On this shared 2-CPU machine building ` +
-            'the table (untimed) took ~40 µs per file under load, ~35 min per run at 1,000,000, and a run at that size did not fit ' +
+            'the table (untimed) took ~2 ms per file under load, about an hour per run at 1,000,000, and a run at that size did not fit ' +
             'the session. Expiry cost grows with snapshots and manifests read plus files deleted; the deletes alone run at the ' +
             'baseline rate below.',
         ]
