@@ -160,6 +160,15 @@ async function main(): Promise<void> {
       `${int(Math.floor(files / snapshots))} files per snapshot in one manifest, each manifest list also carrying the previous ` +
       `manifest; all but the last ${KEEP} snapshots expire. Median of ${runs} runs, each on a freshly built table in a fresh Node process ` +
       `(building took ${buildS.toFixed(0)} s, untimed).`,
+    ...(files < 1_000_000
+      ? [
+          '',
+          `Scaled down: issue 8 asks for 1,000,000 files; this run used ${int(files)}. On this shared 2-CPU machine building ` +
+            'the table (untimed) took ~2 ms per file under load, about an hour per run at 1,000,000, and a run at that size did not fit ' +
+            'the session. Expiry cost grows with snapshots and manifests read plus files deleted; the deletes alone run at the ' +
+            'baseline rate below.',
+        ]
+      : []),
     '',
     table,
     '',

@@ -114,7 +114,7 @@ export async function deleteOrphanFiles(tableOrLocation: Table | string, options
       { path: location },
     );
   }
-  checkGcEnabled(table.metadata, 'remove orphan files');
+  checkGcEnabled(table.metadata, 'delete orphan files');
   const nowMs = options.nowMs ?? Date.now();
   const cutoff = nowMs - olderThanMs;
   const mode = options.prefixMismatch ?? 'error';

@@ -120,6 +120,20 @@ export function statisticsFiles(m: TableMetadata, snapshotIds: ReadonlySet<bigin
   return out;
 }
 
+/** `f` over `items` with at most `limit` calls in flight; results in input order. */
+async function mapBounded<T, R>(items: readonly T[], limit: number, f: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await f(items[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+  return out;
+}
+
 /** Reads what `snapshots` reach into a new FileSet (or `into`). */
 export async function reachableFromSnapshots(
   io: FileIO,
@@ -128,39 +142,35 @@ export async function reachableFromSnapshots(
   into: FileSet = new FileSet(),
 ): Promise<Reached> {
   const manifests = new Map<string, { path: string; size?: number }>();
-  for (const s of snapshots) {
+  const list = [...snapshots];
+  const lists = await mapBounded(list, options.concurrency ?? 8, (s) =>
+    s.manifestList === undefined ? Promise.resolve(undefined) : ifPresent(options.missing, () => readManifestList(io, s.manifestList!)),
+  );
+  list.forEach((s, i) => {
     for (const map of compactionMapsOf(s)) into.add({ path: map, kind: 'compaction-map' });
-    if (s.manifestList !== undefined) {
-      into.add({ path: s.manifestList, kind: 'manifest-list' });
-      const listed = await ifPresent(options.missing, () => readManifestList(io, s.manifestList!));
-      for (const mf of listed ?? []) {
-        manifests.set(fileKey(mf.manifestPath), { path: mf.manifestPath, size: Number(mf.manifestLength) });
-      }
+    if (s.manifestList !== undefined) into.add({ path: s.manifestList, kind: 'manifest-list' });
+    for (const mf of lists[i] ?? []) {
+      manifests.set(fileKey(mf.manifestPath), { path: mf.manifestPath, size: Number(mf.manifestLength) });
     }
     for (const path of s.manifests ?? []) {
       if (!manifests.has(fileKey(path))) manifests.set(fileKey(path), { path });
     }
-  }
+  });
   for (const mf of manifests.values()) into.add({ path: mf.path, kind: 'manifest', ...(mf.size !== undefined ? { size: mf.size } : {}) });
 
   const toRead = [...manifests].filter(([k]) => !options.skipManifests?.has(k)).map(([, v]) => v.path);
-  let next = 0;
   let read = 0;
-  const worker = async (): Promise<void> => {
-    while (next < toRead.length) {
-      const path = toRead[next++];
-      const bytes = await ifPresent(options.missing, () => io.read(path));
-      if (bytes !== undefined) {
-        const opened = await readManifestFile(bytes, path);
-        for await (const e of opened.entries) {
-          if (options.entries === 'live' && e.status === ManifestEntryStatus.Deleted) continue;
-          const f = e.dataFile;
-          into.add({ path: f.filePath, kind: fileKind(f.content, f.fileFormat), size: Number(f.fileSizeInBytes) });
-        }
+  await mapBounded(toRead, options.concurrency ?? 8, async (path) => {
+    const bytes = await ifPresent(options.missing, () => io.read(path));
+    if (bytes !== undefined) {
+      const opened = await readManifestFile(bytes, path);
+      for await (const e of opened.entries) {
+        if (options.entries === 'live' && e.status === ManifestEntryStatus.Deleted) continue;
+        const f = e.dataFile;
+        into.add({ path: f.filePath, kind: fileKind(f.content, f.fileFormat), size: Number(f.fileSizeInBytes) });
       }
-      options.onManifest?.(++read, toRead.length);
     }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(options.concurrency ?? 8, toRead.length)) }, worker));
+    options.onManifest?.(++read, toRead.length);
+  });
   return { files: into, manifests: new Set(manifests.keys()) };
 }

@@ -13,6 +13,8 @@ import { ValidationError } from '../../lib/errors.js';
 import { fileIOFor } from '../../lib/io/index.js';
 import type { FileIO } from '../../lib/io/file-io.js';
 import { expireSnapshots, type ExpireResult } from '../../lib/maintenance/expire-snapshots.js';
+import { writeDataFiles } from '../../lib/table/data-writer.js';
+import { commitChanges } from '../../lib/table/operations.js';
 import { pendingExpiryFolder } from '../../lib/maintenance/pending-expiry.js';
 import { sortRows } from '../support/canonical-rows.js';
 import { javaRead } from '../support/java.js';
@@ -106,6 +108,33 @@ describe('expire on disk', () => {
     const rerun = await expireSnapshots(location, { olderThanMs: DAY, horizonsMs: [3 * DAY] });
     expect(rerun.resumedRecords).toBe(1);
     await checkExpiry(rt, rerun);
+  });
+
+  it('retries when another writer commits first, re-deciding on the new metadata, and keeps that writer\'s files', async () => {
+    const location = join(tempDir('packice-expire-'), 'table');
+    const io = fileIOFor(location);
+    const rt = await retentionTable(io, location, localOutside(location), (p) => p);
+    let appended: string[] = [];
+    let raced = false;
+    // The first metadata version the expiry tries to create is taken by an append just before.
+    const racing: FileIO = Object.assign(Object.create(io) as FileIO, {
+      createIfAbsent: async (path: string, data: Uint8Array) => {
+        if (!raced && path.endsWith('.metadata.json')) {
+          raced = true;
+          const t = await loadTable(location, { io });
+          const files = await writeDataFiles(io, t.metadata, [{ id: 99n, category: 'a', amount: 1n }]);
+          appended = files.map((f) => f.filePath);
+          await commitChanges(t, { addedDataFiles: files });
+        }
+        return io.createIfAbsent(path, data);
+      },
+    });
+    const result = await expireSnapshots(await loadTable(location, { io: racing }), { olderThanMs: DAY, horizonsMs: [3 * DAY] });
+    expect(result.commitAttempts).toBe(2);
+    await checkExpiry(rt, result);
+    for (const p of appended) expect(await exists(io, p), p).toBe(true);
+    const t = await loadTable(location, { io });
+    expect(t.metadata.snapshots.some((s) => s.parentSnapshotId === rt.ids.s10)).toBe(true);
   });
 
   it('refuses when gc.enabled=false, and honours per-ref overrides', async () => {
