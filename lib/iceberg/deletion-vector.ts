@@ -73,6 +73,23 @@ export class PositionDeleteIndex implements Iterable<bigint> {
     }
   }
 
+  /** Adds many positions with one wasm call per run of equal high key (ascending input: one per key). */
+  addAll(positions: ArrayLike<number>): void {
+    const lows = new Uint32Array(positions.length);
+    let n = 0;
+    let current = -1;
+    for (let i = 0; i < positions.length; i++) {
+      const [key, low] = split(positions[i]);
+      if (key !== current) {
+        if (n > 0) this.bitmap(current).addMany(lows.subarray(0, n));
+        current = key;
+        n = 0;
+      }
+      lows[n++] = low;
+    }
+    if (n > 0) this.bitmap(current).addMany(lows.subarray(0, n));
+  }
+
   has(pos: bigint | number): boolean {
     const [key, low] = split(pos);
     return this.bitmaps.get(key)?.has(low) ?? false;
