@@ -4,15 +4,17 @@
  * file X. A deleted row or a file roll ends a run. Whoever holds a delete against the old
  * layout translates it through the map instead of re-reading data.
  *
- * File: an Avro object container, one record per (source, target) pair, written next to the
- * table metadata (`metadata/compaction-maps/<starting snapshot>-<group>-<uuid>.avro`). The
- * record schema carries Iceberg-style field ids, chosen here (no spec assigns them):
+ * File: an Avro object container written next to the table metadata
+ * (`metadata/compaction-maps/<starting snapshot>-<group>-<uuid>.avro`), header keys
+ * `packice.compaction-map.version` and `packice.group-id`; field ids chosen here (no spec
+ * assigns them). docs/file-formats.md describes both versions:
  *
- *   1 source_file: string (required)
- *   2 target_file: string (required)
- *   3 runs: list<7: struct<4 source_position: long, 5 target_position: long, 6 length: long>>
- *
- * Header keys: `packice.compaction-map.version` = "1" and `packice.group-id`.
+ * - version 2 (written): one record per source file, every input of the rewrite even when none
+ *   of its rows survived; its runs as four delta-coded columns (gap since the previous run of
+ *   the source, length, index of the target file, gap since the previous run written to that
+ *   target: 0 for a streaming rewrite), target paths listed once. Under 0.1 byte a run after
+ *   deflate for regular deletes, instead of ~6 in version 1.
+ * - version 1 (read): one record per (source, target) pair with absolute positions.
  */
 import { randomUUID } from 'node:crypto';
 import { InvalidFileError, UnsupportedError } from '../errors.js';
@@ -23,7 +25,9 @@ import { newMetadataLocation } from '../iceberg/locations.js';
 import type { TableMetadata } from '../iceberg/table-metadata.js';
 import type { StructType } from '../iceberg/types.js';
 
-export const COMPACTION_MAP_VERSION = '1';
+/** The version written. */
+export const COMPACTION_MAP_VERSION = '2';
+export type CompactionMapVersion = 1 | 2;
 export const COMPACTION_MAP_VERSION_KEY = 'packice.compaction-map.version';
 export const COMPACTION_MAP_GROUP_KEY = 'packice.group-id';
 /** Folder under the table's metadata folder. */
@@ -65,8 +69,47 @@ export const COMPACTION_MAP_TYPE: StructType = {
   ],
 };
 
-/** The Avro schema of a map record, as Java's AvroSchemaUtil would write the struct above. */
+/** The Avro schema of a version 1 record, as Java's AvroSchemaUtil would write the struct above. */
 export const COMPACTION_MAP_AVRO_SCHEMA = icebergToAvroSchema(COMPACTION_MAP_TYPE, 'compaction_map');
+
+export const CompactionMapV2FieldId = {
+  SOURCE_FILE: 1,
+  NEW_TARGET_FILES: 2,
+  NEW_TARGET_FILE: 3,
+  SOURCE_GAPS: 4,
+  SOURCE_GAP: 5,
+  LENGTHS: 6,
+  LENGTH: 7,
+  TARGETS: 8,
+  TARGET: 9,
+  TARGET_GAPS: 10,
+  TARGET_GAP: 11,
+} as const;
+
+const column = (id: number, name: string, elementId: number, type: 'long' | 'int' | 'string') => ({
+  id,
+  name,
+  required: true,
+  type: { type: 'list' as const, elementId, elementRequired: true, element: { type } },
+});
+
+/**
+ * Version 2: one record per source file; its runs by source position as four columns of equal
+ * length (columns, so that deflate sees alike values together), delta-coded.
+ */
+export const COMPACTION_MAP_V2_TYPE: StructType = {
+  type: 'struct',
+  fields: [
+    { id: CompactionMapV2FieldId.SOURCE_FILE, name: 'source_file', required: true, type: { type: 'string' } },
+    column(CompactionMapV2FieldId.NEW_TARGET_FILES, 'new_target_files', CompactionMapV2FieldId.NEW_TARGET_FILE, 'string'),
+    column(CompactionMapV2FieldId.SOURCE_GAPS, 'source_gaps', CompactionMapV2FieldId.SOURCE_GAP, 'long'),
+    column(CompactionMapV2FieldId.LENGTHS, 'lengths', CompactionMapV2FieldId.LENGTH, 'long'),
+    column(CompactionMapV2FieldId.TARGETS, 'targets', CompactionMapV2FieldId.TARGET, 'int'),
+    column(CompactionMapV2FieldId.TARGET_GAPS, 'target_gaps', CompactionMapV2FieldId.TARGET_GAP, 'long'),
+  ],
+};
+
+export const COMPACTION_MAP_V2_AVRO_SCHEMA = icebergToAvroSchema(COMPACTION_MAP_V2_TYPE, 'compaction_map');
 
 /** Rows [sourcePosition, sourcePosition + length) became rows [targetPosition, targetPosition + length). */
 export interface CompactionRun {
@@ -84,12 +127,12 @@ export interface CompactionMapEntry {
 
 export interface CompactionMap {
   readonly groupId: string;
+  /**
+   * Every input the rewrite read, in read order, including inputs none of whose rows survived
+   * (they have no entry). A version 1 map does not list those: there, the entries' sources.
+   */
+  readonly sources: readonly string[];
   readonly entries: readonly CompactionMapEntry[];
-}
-
-export interface RemappedPosition {
-  readonly targetFile: string;
-  readonly pos: number;
 }
 
 interface MutableRun {
@@ -114,8 +157,15 @@ export class CompactionMapBuilder {
   private readonly order: MutableEntry[] = [];
   private last: MutableEntry | undefined;
   private rows = 0;
+  private readonly sources: string[];
 
-  constructor(readonly groupId: string) {}
+  /** `sources`: every input the rewrite will read, in order, so that inputs with no surviving row are listed too. */
+  constructor(
+    readonly groupId: string,
+    sources: Iterable<string> = [],
+  ) {
+    this.sources = [...new Set(sources)];
+  }
 
   /** Rows recorded so far. */
   get rowCount(): number {
@@ -133,7 +183,10 @@ export class CompactionMapBuilder {
     let entry = this.last;
     if (!entry || entry.sourceFile !== sourceFile || entry.targetFile !== targetFile) {
       let targets = this.pairs.get(sourceFile);
-      if (!targets) this.pairs.set(sourceFile, (targets = new Map()));
+      if (!targets) {
+        this.pairs.set(sourceFile, (targets = new Map()));
+        if (!this.sources.includes(sourceFile)) this.sources.push(sourceFile);
+      }
       entry = targets.get(targetFile);
       if (!entry) {
         entry = { sourceFile, targetFile, runs: [] };
@@ -152,7 +205,7 @@ export class CompactionMapBuilder {
   }
 
   build(): CompactionMap {
-    return { groupId: this.groupId, entries: this.order };
+    return { groupId: this.groupId, sources: [...this.sources], entries: this.order };
   }
 }
 
@@ -166,8 +219,16 @@ export function safeName(s: string): string {
   return s.replace(/[^A-Za-z0-9._-]/g, '_');
 }
 
-/** The map as container-file bytes. */
-export function encodeCompactionMap(map: CompactionMap): Uint8Array {
+/** The map as container-file bytes, version 2 unless asked for 1. */
+export function encodeCompactionMap(map: CompactionMap, version: CompactionMapVersion = 2): Uint8Array {
+  if (version === 2) {
+    return writeAvroContainer(COMPACTION_MAP_V2_AVRO_SCHEMA, v2Records(map), {
+      meta: [
+        [COMPACTION_MAP_VERSION_KEY, '2'],
+        [COMPACTION_MAP_GROUP_KEY, map.groupId],
+      ],
+    });
+  }
   const records = map.entries.map((e) => ({
     source_file: e.sourceFile,
     target_file: e.targetFile,
@@ -179,15 +240,62 @@ export function encodeCompactionMap(map: CompactionMap): Uint8Array {
   }));
   return writeAvroContainer(COMPACTION_MAP_AVRO_SCHEMA, records, {
     meta: [
-      [COMPACTION_MAP_VERSION_KEY, COMPACTION_MAP_VERSION],
+      [COMPACTION_MAP_VERSION_KEY, '1'],
       [COMPACTION_MAP_GROUP_KEY, map.groupId],
     ],
   });
 }
 
-/** Writes the map at `path`; returns the bytes written. */
-export async function writeCompactionMap(io: FileIO, path: string, map: CompactionMap): Promise<number> {
-  const bytes = encodeCompactionMap(map);
+interface V2Record {
+  readonly source_file: string;
+  readonly new_target_files: readonly string[];
+  readonly source_gaps: readonly bigint[];
+  readonly lengths: readonly bigint[];
+  readonly targets: readonly number[];
+  readonly target_gaps: readonly bigint[];
+}
+
+/**
+ * Version 2 records: sources in the map's order, each one's runs by source position. A target
+ * path is written once, in the record whose runs first use it; a streaming rewrite fills each
+ * target in this order, so every target_gap is 0.
+ */
+function* v2Records(map: CompactionMap): IterableIterator<V2Record> {
+  const bySource = new Map<string, { run: CompactionRun; targetFile: string }[]>();
+  for (const s of map.sources) bySource.set(s, []);
+  for (const e of map.entries) {
+    let list = bySource.get(e.sourceFile);
+    if (!list) bySource.set(e.sourceFile, (list = []));
+    for (const run of e.runs) list.push({ run, targetFile: e.targetFile });
+  }
+  const targetIndex = new Map<string, number>();
+  const targetEnd: number[] = [];
+  for (const [sourceFile, list] of bySource) {
+    list.sort((a, b) => a.run.sourcePosition - b.run.sourcePosition);
+    const record = { source_file: sourceFile, new_target_files: [] as string[], source_gaps: [] as bigint[], lengths: [] as bigint[], targets: [] as number[], target_gaps: [] as bigint[] };
+    let end = 0;
+    for (const { run, targetFile } of list) {
+      let t = targetIndex.get(targetFile);
+      if (t === undefined) {
+        t = targetEnd.length;
+        targetIndex.set(targetFile, t);
+        targetEnd.push(0);
+        record.new_target_files.push(targetFile);
+      }
+      record.source_gaps.push(BigInt(run.sourcePosition - end));
+      record.lengths.push(BigInt(run.length));
+      record.targets.push(t);
+      record.target_gaps.push(BigInt(run.targetPosition - targetEnd[t]));
+      end = run.sourcePosition + run.length;
+      targetEnd[t] = run.targetPosition + run.length;
+    }
+    yield record;
+  }
+}
+
+/** Writes the map at `path` (version 2 unless asked for 1); returns the bytes written. */
+export async function writeCompactionMap(io: FileIO, path: string, map: CompactionMap, version: CompactionMapVersion = 2): Promise<number> {
+  const bytes = encodeCompactionMap(map, version);
   await io.write(path, bytes);
   return bytes.length;
 }
@@ -199,45 +307,112 @@ interface MapRecord {
 }
 
 /**
- * Reads and checks a map: version 1, runs of positive length at non-negative positions,
+ * Reads and checks a map of version 1 or 2: runs of positive length at non-negative positions,
  * disjoint per source file and per target file. Throws InvalidFileError naming the file.
  */
 export async function readCompactionMap(io: FileIO, path: string): Promise<CompactionMap> {
-  const reader = await openAvroContainer<MapRecord>(await io.read(path), path);
+  const reader = await openAvroContainer<MapRecord | V2Record>(await io.read(path), path);
   const version = headerString(reader.header, COMPACTION_MAP_VERSION_KEY);
   if (version === undefined) {
     throw new InvalidFileError(`not a compaction map: the header has no ${COMPACTION_MAP_VERSION_KEY}`, { path });
   }
-  if (version !== COMPACTION_MAP_VERSION) {
-    throw new UnsupportedError(`compaction map version ${version} is not supported (packice reads version ${COMPACTION_MAP_VERSION})`, {
+  if (version !== '1' && version !== '2') {
+    throw new UnsupportedError(`compaction map version ${version} is not supported (packice reads versions 1 and 2)`, { path });
+  }
+  const fields = recordFieldNames(reader.header.schema);
+  const expected = (version === '1' ? COMPACTION_MAP_TYPE : COMPACTION_MAP_V2_TYPE).fields.map((f) => f.name);
+  if (expected.some((f) => !fields.includes(f))) {
+    throw new InvalidFileError(`compaction map version ${version}: records need the fields ${expected.join(', ')}, found ${fields.join(', ')}`, {
       path,
     });
   }
   const groupId = headerString(reader.header, COMPACTION_MAP_GROUP_KEY) ?? '';
-  const position = (v: bigint, what: string, i: number): number => {
-    if (v < 0n || v > BigInt(Number.MAX_SAFE_INTEGER)) {
-      throw new InvalidFileError(`compaction map record ${i}: ${what} ${v} is out of range`, { path });
-    }
-    return Number(v);
-  };
+  const records = reader as AsyncIterable<unknown>;
+  const { sources, entries } =
+    version === '1' ? await readV1(records as AsyncIterable<MapRecord>, path) : await readV2(records as AsyncIterable<V2Record>, path);
+  checkDisjoint(entries, (e) => e.sourceFile, (r) => r.sourcePosition, 'source', path);
+  checkDisjoint(entries, (e) => e.targetFile, (r) => r.targetPosition, 'target', path);
+  return { groupId, sources, entries };
+}
+
+function recordFieldNames(schema: unknown): string[] {
+  const fields = (schema as { fields?: unknown }).fields;
+  return Array.isArray(fields) ? fields.map((f) => String((f as { name?: unknown }).name)) : [];
+}
+
+/** A long of record `i` as a position or count, checked. */
+function positionOf(v: bigint, what: string, i: number, path: string): number {
+  if (v < 0n || v > BigInt(Number.MAX_SAFE_INTEGER)) {
+    throw new InvalidFileError(`compaction map record ${i}: ${what} ${v} is out of range`, { path });
+  }
+  return Number(v);
+}
+
+async function readV1(records: AsyncIterable<MapRecord>, path: string): Promise<{ sources: string[]; entries: CompactionMapEntry[] }> {
   const entries: CompactionMapEntry[] = [];
+  const sources = new Set<string>();
   let i = 0;
-  for await (const r of reader) {
+  for await (const r of records) {
     const runs = r.runs.map((x) => {
       const run = {
-        sourcePosition: position(x.source_position, 'source_position', i),
-        targetPosition: position(x.target_position, 'target_position', i),
-        length: position(x.length, 'length', i),
+        sourcePosition: positionOf(x.source_position, 'source_position', i, path),
+        targetPosition: positionOf(x.target_position, 'target_position', i, path),
+        length: positionOf(x.length, 'length', i, path),
       };
       if (run.length === 0) throw new InvalidFileError(`compaction map record ${i}: a run of length 0`, { path });
       return run;
     });
     entries.push({ sourceFile: r.source_file, targetFile: r.target_file, runs });
+    sources.add(r.source_file);
     i++;
   }
-  checkDisjoint(entries, (e) => e.sourceFile, (r) => r.sourcePosition, 'source', path);
-  checkDisjoint(entries, (e) => e.targetFile, (r) => r.targetPosition, 'target', path);
-  return { groupId, entries };
+  return { sources: [...sources], entries };
+}
+
+async function readV2(records: AsyncIterable<V2Record>, path: string): Promise<{ sources: string[]; entries: CompactionMapEntry[] }> {
+  const entries: CompactionMapEntry[] = [];
+  const sources: string[] = [];
+  const seen = new Set<string>();
+  const targets: string[] = [];
+  const targetEnd: number[] = [];
+  let i = 0;
+  for await (const r of records) {
+    const key = normalizePath(r.source_file);
+    if (seen.has(key)) throw new InvalidFileError(`compaction map record ${i}: source file ${r.source_file} has an earlier record`, { path });
+    seen.add(key);
+    sources.push(r.source_file);
+    targets.push(...r.new_target_files);
+    while (targetEnd.length < targets.length) targetEnd.push(0);
+    const byTarget = new Map<number, CompactionRun[]>();
+    const n = r.source_gaps.length;
+    if (r.lengths.length !== n || r.targets.length !== n || r.target_gaps.length !== n) {
+      throw new InvalidFileError(`compaction map record ${i}: its run columns differ in length`, { path });
+    }
+    let end = 0;
+    for (let k = 0; k < n; k++) {
+      const x = { target: r.targets[k], target_gap: r.target_gaps[k] };
+      const sourcePosition = end + positionOf(r.source_gaps[k], 'source_gap', i, path);
+      const length = positionOf(r.lengths[k], 'length', i, path);
+      if (length === 0) throw new InvalidFileError(`compaction map record ${i}: a run of length 0`, { path });
+      if (!(x.target >= 0 && x.target < targets.length)) {
+        throw new InvalidFileError(`compaction map record ${i}: target ${x.target} is not one of the ${targets.length} target files listed so far`, {
+          path,
+        });
+      }
+      const targetPosition = targetEnd[x.target] + Number(x.target_gap);
+      if (!Number.isSafeInteger(sourcePosition + length) || !(targetPosition >= 0) || !Number.isSafeInteger(targetPosition + length)) {
+        throw new InvalidFileError(`compaction map record ${i}: a run reaches a position out of range`, { path });
+      }
+      end = sourcePosition + length;
+      targetEnd[x.target] = targetPosition + length;
+      let runs = byTarget.get(x.target);
+      if (!runs) byTarget.set(x.target, (runs = []));
+      runs.push({ sourcePosition, targetPosition, length });
+    }
+    for (const [t, runs] of byTarget) entries.push({ sourceFile: r.source_file, targetFile: targets[t], runs });
+    i++;
+  }
+  return { sources, entries };
 }
 
 function checkDisjoint(
@@ -262,65 +437,4 @@ function checkDisjoint(
       }
     }
   }
-}
-
-/** Runs of one source file sorted by source position, as parallel arrays for binary search. */
-interface SourceIndex {
-  readonly starts: Float64Array;
-  readonly targets: Float64Array;
-  readonly lengths: Float64Array;
-  readonly files: readonly string[];
-}
-
-const indexes = new WeakMap<CompactionMap, Map<string, SourceIndex>>();
-
-function sourceIndex(map: CompactionMap): Map<string, SourceIndex> {
-  let index = indexes.get(map);
-  if (index) return index;
-  const bySource = new Map<string, { run: CompactionRun; file: string }[]>();
-  for (const e of map.entries) {
-    const key = normalizePath(e.sourceFile);
-    let list = bySource.get(key);
-    if (!list) bySource.set(key, (list = []));
-    for (const run of e.runs) list.push({ run, file: e.targetFile });
-  }
-  index = new Map();
-  for (const [key, list] of bySource) {
-    list.sort((a, b) => a.run.sourcePosition - b.run.sourcePosition);
-    index.set(key, {
-      starts: Float64Array.from(list, (x) => x.run.sourcePosition),
-      targets: Float64Array.from(list, (x) => x.run.targetPosition),
-      lengths: Float64Array.from(list, (x) => x.run.length),
-      files: list.map((x) => x.file),
-    });
-  }
-  indexes.set(map, index);
-  return index;
-}
-
-/**
- * Where row `pos` of `sourceFile` went, or undefined when the rewrite removed it (deleted
- * before the rewrite) or the map does not cover that file. Paths compare normalized.
- * The map must not change after the first call (its index is cached).
- */
-export function remapPosition(map: CompactionMap, sourceFile: string, pos: number | bigint): RemappedPosition | undefined {
-  const index = sourceIndex(map).get(normalizePath(sourceFile));
-  if (!index) return undefined;
-  const p = Number(pos);
-  const { starts } = index;
-  // The last run starting at or before p.
-  let lo = 0;
-  let hi = starts.length - 1;
-  let found = -1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    if (starts[mid] <= p) {
-      found = mid;
-      lo = mid + 1;
-    } else {
-      hi = mid - 1;
-    }
-  }
-  if (found < 0 || p >= starts[found] + index.lengths[found]) return undefined;
-  return { targetFile: index.files[found], pos: index.targets[found] + (p - starts[found]) };
 }

@@ -308,7 +308,7 @@ class GroupWriter {
   ) {
     const table: Schema = currentSchema(metadata);
     this.partitionOf = fixedPartition ? () => fixedPartition : partitioner(this.spec, table);
-    this.map = withMap ? new CompactionMapBuilder(group.id) : undefined;
+    this.map = withMap ? new CompactionMapBuilder(group.id, group.inputs.map((i) => i.file.filePath)) : undefined;
     this.prefix = safeName(group.id);
     const sortIds = defaultSortOrder(metadata).fields.map((f) => f.sourceId);
     this.metricsConfig = metricsConfigFromProperties(metadata.properties, table, sortIds);

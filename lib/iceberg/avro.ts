@@ -774,7 +774,8 @@ export class AvroContainerWriter<T = unknown> {
         sink.pos = end;
         break;
       }
-      sink.ensure(-end + 1024);
+      // avsc returns minus the bytes missing past the end of the buffer, not past pos.
+      sink.ensure(sink.buf.length - sink.pos - end + 1024);
     }
     this.count++;
     if (sink.pos >= this.syncInterval) this.flush();

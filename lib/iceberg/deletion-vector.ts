@@ -73,6 +73,40 @@ export class PositionDeleteIndex implements Iterable<bigint> {
     }
   }
 
+  /** Adds many positions with one wasm call per run of equal high key (ascending input: one per key). */
+  addAll(positions: ArrayLike<number>): void {
+    const lows = new Uint32Array(positions.length);
+    let n = 0;
+    let current = -1;
+    for (let i = 0; i < positions.length; i++) {
+      const p = positions[i];
+      // split() checks and throws; this loop runs per position, so the common case skips its tuple.
+      const key = Number.isSafeInteger(p) && p >= 0 && p < TWO_32 ? 0 : split(p)[0];
+      if (key !== current) {
+        if (n > 0) this.addLows(current, lows.subarray(0, n));
+        current = key;
+        n = 0;
+      }
+      lows[n++] = p - key * TWO_32;
+    }
+    if (n > 0) this.addLows(current, lows.subarray(0, n));
+  }
+
+  /**
+   * Inserting many values into a bitmap's sorted array containers one by one is quadratic; a
+   * bitmap built from them and OR-ed in is not (420,000 into 100,000 random: ~350 ms → ~20 ms).
+   */
+  private addLows(key: number, lows: Uint32Array): void {
+    const b = this.bitmap(key);
+    if (b.isEmpty) {
+      b.addMany(lows);
+      return;
+    }
+    const other = RoaringBitmap32.from(lows);
+    b.orInPlace(other);
+    other.dispose();
+  }
+
   has(pos: bigint | number): boolean {
     const [key, low] = split(pos);
     return this.bitmaps.get(key)?.has(low) ?? false;

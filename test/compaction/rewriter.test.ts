@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Table } from '../../lib/catalog/table.js';
-import { readCompactionMap, remapPosition } from '../../lib/compaction/compaction-map.js';
+import { readCompactionMap } from '../../lib/compaction/compaction-map.js';
+import { remapPosition } from '../../lib/compaction/remap.js';
 import { dataFileFromJson } from '../../lib/iceberg/data-file-json.js';
 import type { DataFileJson, FileGroup, GroupResult, Plan } from '../../lib/compaction/messages.js';
 import { rewriteGroup, scanTaskOf } from '../../lib/compaction/rewriter.js';
@@ -145,6 +146,8 @@ async function checkMap(m: TableMetadata, plan: Plan, group: FileGroup, result: 
   expect(result.compactionMap).toBeDefined();
   const map = await readCompactionMap(io, result.compactionMap!);
   expect(map.groupId).toBe(group.id);
+  // Every input is listed, also one none of whose rows survived.
+  expect(map.sources).toEqual(group.inputs.map((i) => i.file.filePath));
   const schema = currentSchema(m);
   const idAt = new Map<string, bigint>();
   for (const o of result.outputs) {

@@ -318,6 +318,16 @@ describe('container files', () => {
     expect(await readAll(writeAvroContainer(RECORD, []))).toEqual([]);
   });
 
+  it('writes a record larger than the block buffer, at any position in the block', async () => {
+    const big = { id: 1n, name: 'x'.repeat(150_000) };
+    for (const before of [0, 1, 500]) {
+      const bytes = writeAvroContainer(RECORD, [...records.slice(0, before), big, records[0]], { syncInterval: 64_000 });
+      const back = await readAll<{ name: string | null }>(bytes);
+      expect(back.length).toBe(before + 2);
+      expect(back[before].name).toBe(big.name);
+    }
+  });
+
   it('orders header keys as a Java HashMap does (the fixture headers)', async () => {
     const dir = join(FIXTURES, 'iceberg_v3_deletion_vectors/metadata');
     const list = await openAvroContainer(readFileSync(join(dir, 'snap-3685752423136077685-1-e9787b6c-e745-4040-b78f-e4012aa178ab.avro')), 'l');
