@@ -8,10 +8,10 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { App, Duration, Stack } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PackiceCompaction, WASM_FILES } from '../../cdk/packice-construct.js';
-import { PackiceStack, tableLocationsFromContext } from '../../cdk/packice-stack.js';
+import { EXAMPLE_TABLE_LOCATIONS, PackiceStack, tableLocationsFromContext } from '../../cdk/packice-stack.js';
 import type { CommitResult, GroupResult, Plan } from '../../lib/compaction/messages.js';
 import { LocalFileIO } from '../../lib/io/local.js';
 import { REPO_ROOT, tempDir } from '../support/fixtures.js';
@@ -299,14 +299,52 @@ describe('props and context', () => {
   });
 
   it('reads table locations from context as a list, a JSON array or comma-separated text', () => {
-    const read = (value: unknown): string[] => tableLocationsFromContext(new App({ context: { tableLocations: value } }).node);
+    const read = (value: unknown): string[] | undefined => tableLocationsFromContext(new App({ context: { tableLocations: value } }).node);
     expect(read(['s3://a/t', 's3://b/u'])).toEqual(['s3://a/t', 's3://b/u']);
     expect(read('["s3://a/t","s3://b/u"]')).toEqual(['s3://a/t', 's3://b/u']);
     expect(read(' s3://a/t , s3://b/u ')).toEqual(['s3://a/t', 's3://b/u']);
-    expect(() => tableLocationsFromContext(new App().node)).toThrow('no table locations: pass them as context, e.g. `cdk synth -c tableLocations=');
+    expect(tableLocationsFromContext(new App().node)).toBeUndefined();
   });
 
-  it("cdk.json's app command synthesizes the example stack for the locations in context", () => {
+  it('without context, the example stack is synthesized for the example location, with a warning saying how to give real ones', () => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const stack = new PackiceStack(app, 'Example');
+    const arns = Object.values(Template.fromStack(stack).toJSON().Resources as Record<string, Resource>)
+      .filter((r) => r.Type === 'AWS::IAM::Policy')
+      .flatMap((p) => statementsOf(p))
+      .filter((s) => [s.Action].flat().some((a) => a.startsWith('s3:')))
+      .flatMap((s) => [s.Resource].flat().map(flatten));
+    expect(EXAMPLE_TABLE_LOCATIONS).toEqual(['s3://amzn-s3-demo-bucket/warehouse/db/events']);
+    expect([...new Set(arns)].sort()).toEqual(['arn:aws:s3:::amzn-s3-demo-bucket', 'arn:aws:s3:::amzn-s3-demo-bucket/warehouse/db/events/*']);
+    const warnings = Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('no table locations given'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0].entry.data).toContain('-c tableLocations=s3://bucket/warehouse/db/table');
+  });
+
+  it('`npx cdk synth` with the aws-cdk CLI of devDependencies works with no context and no AWS account', () => {
+    const out = tempDir('packice-cdk-cli-');
+    const { AWS_PROFILE: _p, AWS_ACCESS_KEY_ID: _a, AWS_SECRET_ACCESS_KEY: _s, AWS_SESSION_TOKEN: _t, CDK_CONTEXT_JSON: _c, ...env } = process.env;
+    const run = spawnSync(join(REPO_ROOT, 'node_modules', '.bin', 'cdk'), ['synth', '--no-notices', '--quiet', '--output', out], {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+      env: {
+        ...env,
+        // No credentials anywhere the SDK looks, and nothing sent over the network.
+        AWS_CONFIG_FILE: join(out, 'no-config'),
+        AWS_SHARED_CREDENTIALS_FILE: join(out, 'no-credentials'),
+        CDK_DISABLE_VERSION_CHECK: 'true',
+        CDK_DISABLE_CLI_TELEMETRY: 'true',
+      },
+      timeout: 170_000,
+    });
+    expect(run.stderr).not.toMatch(/\bError\b/);
+    expect(run.status).toBe(0);
+    const synthesized = JSON.parse(readFileSync(join(out, 'Packice.template.json'), 'utf8')) as { Resources: Record<string, Resource> };
+    expect(Object.values(synthesized.Resources).filter((r) => r.Type === 'AWS::Lambda::Function').length).toBeGreaterThanOrEqual(3);
+    expect(JSON.stringify(synthesized)).toContain('amzn-s3-demo-bucket/warehouse/db/events/*');
+  }, 180_000);
+
+  it("cdk.json's app command synthesizes the example stack for the locations given with -c", () => {
     const { app } = JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8')) as { app: string };
     const [command, ...args] = app.split(' ');
     const out = tempDir('packice-cdk-app-');
@@ -323,10 +361,6 @@ describe('props and context', () => {
           CDK_VALIDATION: 'false',
         },
       });
-
-    const missing = run({});
-    expect(missing.status).not.toBe(0);
-    expect(missing.stderr).toContain('no table locations: pass them as context');
 
     const ok = run({ tableLocations: 's3://lake-c/warehouse/t' });
     expect(ok.stderr).not.toContain('Error');
