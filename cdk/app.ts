@@ -1,4 +1,7 @@
-/** `cdk synth -c tableLocations=s3://bucket/warehouse/db/table[,…]` (cdk.json runs this with tsx). */
+/**
+ * `npx cdk synth [-c tableLocations=s3://bucket/warehouse/db/table[,…]]` (cdk.json runs this with tsx);
+ * without context it synthesizes for an example location.
+ */
 import { App } from 'aws-cdk-lib';
 import { PackiceStack } from './packice-stack.js';
 

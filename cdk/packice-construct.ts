@@ -7,7 +7,9 @@
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Duration, Size, Token } from 'aws-cdk-lib';
+import { Annotations, Aws, Duration, Size, Token } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as cxapi from 'aws-cdk-lib/cx-api';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -16,6 +18,8 @@ import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
 import { CommitConflictError, IoError } from '../lib/errors.js';
+import { PLAN_HEADER_FIELDS } from '../lib/pipeline/rewrite-request.js';
+import { PLANS_FOLDER, WORK_LOCATION_ENV } from '../lib/pipeline/plan-payload.js';
 
 export interface PackiceCompactionProps {
   /**
@@ -39,6 +43,12 @@ export interface PackiceCompactionProps {
    * @default 10
    */
   readonly maxConcurrency?: number;
+  /**
+   * Where plans too large for the 256 KB state payload, and the Distributed Map's results, are
+   * written (under `packice/`).
+   * @default a new private bucket, objects under `packice/` expiring after 30 days
+   */
+  readonly workBucket?: s3.IBucket;
 }
 
 /** A configured table location split into the parts IAM scopes by. */
@@ -54,6 +64,21 @@ export const PACKICE_DEFAULTS = {
   maxConcurrency: 10,
 } as const;
 
+/** Where in the work bucket plans too large for the state, and the Distributed Map's results, are written. */
+export const WORK_PREFIX = 'packice';
+export const MAP_RESULTS_FOLDER = 'map-results';
+
+
+/** Lambda refusing invocations beyond its concurrency: wait and try again, at length. */
+const THROTTLING_RETRY: sfn.RetryProps = {
+  errors: ['Lambda.TooManyRequestsException'],
+  interval: Duration.seconds(2),
+  backoffRate: 2,
+  maxAttempts: 8,
+  maxDelay: Duration.minutes(1),
+  jitterStrategy: sfn.JitterType.FULL,
+};
+
 /** Errors the Commit state retries: the ones lib/errors marks retryable (the names Lambda reports). */
 export const COMMIT_RETRY_ERRORS: readonly string[] = [CommitConflictError.name, IoError.name];
 
@@ -65,6 +90,7 @@ const requireHere = createRequire(import.meta.url);
  * picks parquet-wasm's CommonJS `node` build, which reads `${__dirname}/parquet_wasm_bg.wasm`,
  * and roaring-wasm's CommonJS build, which reads `${__dirname}/index.wasm`.
  */
+// Only the rewrite reads Parquet and deletion vectors; the other functions' bundles hold no wasm.
 export const WASM_FILES: readonly { readonly module: string; readonly fileName: string }[] = [
   { module: 'parquet-wasm/node/parquet_wasm_bg.wasm', fileName: 'parquet_wasm_bg.wasm' },
   { module: 'roaring-wasm/index.wasm', fileName: 'index.wasm' },
@@ -115,7 +141,7 @@ export function validateProps(props: PackiceCompactionProps): string[] {
 export class PackiceCompaction extends Construct {
   /** PlanRequest → Plan. */
   public readonly planFunction: NodejsFunction;
-  /** `{ plan, groupId }` → GroupResult. */
+  /** RewriteRequest (the plan's header and one group) → GroupResult. */
   public readonly rewriteFunction: NodejsFunction;
   /** `{ plan, results }` → CommitResult. */
   public readonly commitFunction: NodejsFunction;
@@ -123,6 +149,8 @@ export class PackiceCompaction extends Construct {
   public readonly stateMachine: sfn.StateMachine;
   /** In alarm when any execution fails; add actions to be told. */
   public readonly executionsFailedAlarm: cloudwatch.Alarm;
+  /** Plans too large for the state payload, and the Distributed Map's results. */
+  public readonly workBucket: s3.IBucket;
   /** The buckets and prefixes the functions may touch. */
   public readonly tableScopes: readonly TableLocationScope[];
 
@@ -149,14 +177,23 @@ export class PackiceCompaction extends Construct {
         memorySize,
         timeout,
         environment: { NODE_OPTIONS: '--enable-source-maps' },
-        bundling: bundlingOptions(),
+        bundling: bundlingOptions(step === 'rewrite' ? WASM_FILES : []),
         ...extra,
       });
+    this.workBucket =
+      props.workBucket ??
+      new s3.Bucket(this, 'WorkBucket', {
+        blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+        encryption: s3.BucketEncryption.S3_MANAGED,
+        enforceSSL: true,
+        lifecycleRules: [{ prefix: `${WORK_PREFIX}/`, expiration: Duration.days(30) }],
+      });
     this.planFunction = fn('PlanFunction', 'plan');
+    this.planFunction.addEnvironment(WORK_LOCATION_ENV, `s3://${this.workBucket.bucketName}/${WORK_PREFIX}`);
     // Sort rewrites spill sorted runs to /tmp (lib/compaction/external-sort.ts).
     this.rewriteFunction = fn('RewriteFunction', 'rewrite', { ephemeralStorageSize: Size.gibibytes(4) });
     this.commitFunction = fn('CommitFunction', 'commit');
-    this.grantTableAccess();
+    this.grantAccess();
 
     this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
       definitionBody: sfn.DefinitionBody.fromChainable(this.definition(maxConcurrency)),
@@ -173,23 +210,39 @@ export class PackiceCompaction extends Construct {
     });
   }
 
-  /** Plan reads; rewrite and commit read, write and delete (failed outputs, superseded manifests). */
-  private grantTableAccess(): void {
-    const buckets = new Map<string, s3.IBucket>();
-    for (const { bucket, prefix } of this.tableScopes) {
-      let b = buckets.get(bucket);
-      if (!b) {
-        b = s3.Bucket.fromBucketName(this, `TableBucket${buckets.size}`, bucket);
-        buckets.set(bucket, b);
-      }
-      const grants = s3.BucketGrants.fromBucket(b);
-      const keys = prefix === '' ? '*' : `${prefix}/*`;
-      grants.read(this.planFunction, keys);
+  /**
+   * Least privilege, written out rather than through `grantRead` & co. (which add `s3:List*` on
+   * the whole bucket): object actions on the table prefixes only, `s3:ListBucket` limited to them
+   * by an `s3:prefix` condition. Plan reads tables; rewrite and commit also write and delete
+   * (outputs, manifests, failed outputs). Plan writes stored plans; commit reads them and the
+   * Distributed Map's results.
+   */
+  private grantAccess(): void {
+    const byBucket = new Map<string, string[]>();
+    for (const { bucket, prefix } of this.tableScopes) byBucket.set(bucket, [...(byBucket.get(bucket) ?? []), prefix]);
+    const read = ['s3:GetObject'];
+    const write = ['s3:GetObject', 's3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload'];
+    for (const [bucket, prefixes] of byBucket) {
+      const objects = prefixes.map((p) => objectArn(bucket, p === '' ? '*' : `${p}/*`));
+      const list = listStatement(bucketArn(bucket), prefixes);
+      this.planFunction.addToRolePolicy(list);
+      this.planFunction.addToRolePolicy(new iam.PolicyStatement({ actions: read, resources: objects }));
       for (const f of [this.rewriteFunction, this.commitFunction]) {
-        grants.read(f, keys);
-        grants.put(f, keys);
-        grants.delete(f, keys);
+        f.addToRolePolicy(list);
+        f.addToRolePolicy(new iam.PolicyStatement({ actions: write, resources: objects }));
       }
+    }
+    const work = this.workBucket;
+    this.planFunction.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:PutObject', 's3:AbortMultipartUpload'], resources: [work.arnForObjects(`${WORK_PREFIX}/${PLANS_FOLDER}/*`)] }));
+    this.commitFunction.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['s3:GetObject'],
+        resources: [work.arnForObjects(`${WORK_PREFIX}/${PLANS_FOLDER}/*`), work.arnForObjects(`${WORK_PREFIX}/${MAP_RESULTS_FOLDER}/*`)],
+      }),
+    );
+    if (work.encryptionKey) {
+      work.encryptionKey.grantEncryptDecrypt(this.planFunction);
+      work.encryptionKey.grantDecrypt(this.commitFunction);
     }
   }
 
@@ -198,25 +251,43 @@ export class PackiceCompaction extends Construct {
       lambdaFunction: this.planFunction,
       resultSelector: { 'plan.$': '$.Payload' },
     });
+    plan.addRetry(THROTTLING_RETRY);
 
-    const rewrite = new tasks.LambdaInvoke(this, 'Rewrite', {
-      lambdaFunction: this.rewriteFunction,
-      outputPath: '$.Payload',
-    });
-    rewrite.addRetry({ errors: [IoError.name], interval: Duration.seconds(5), backoffRate: 2, maxAttempts: 2 });
-    // A failed group leaves only `{groupId, error}`: keeping its input would copy the plan into the results.
-    const groupFailed = new sfn.Pass(this, 'Group failed', {
-      parameters: { 'groupId.$': '$.groupId', 'error.$': '$.error' },
-    });
-    rewrite.addCatch(groupFailed, { errors: [sfn.Errors.ALL], resultPath: '$.error' });
+    // A RewriteRequest: the plan's header and the item's group, never the whole plan.
+    const itemSelector = {
+      ...Object.fromEntries(PLAN_HEADER_FIELDS.map((f) => [`${f}.$`, `$.plan.${f}`])),
+      'group.$': '$$.Map.Item.Value',
+    };
 
     const rewriteGroups = new sfn.Map(this, 'Rewrite groups', {
       itemsPath: '$.plan.groups',
-      itemSelector: { 'plan.$': '$.plan', 'groupId.$': '$$.Map.Item.Value.id' },
+      itemSelector,
       maxConcurrency,
       resultPath: '$.results',
     });
-    rewriteGroups.itemProcessor(rewrite);
+    rewriteGroups.itemProcessor(this.rewriteAndCatch(''));
+
+    // A plan too large for the state: its groups are read from the work bucket, one child
+    // execution each, and the results written back there for the commit to read.
+    // ResultWriterV2 is behind a feature flag: set it for this state alone rather than ask it of the user's app.
+    const storedMapScope = new Construct(this, 'StoredPlanMap');
+    storedMapScope.node.setContext(cxapi.STEPFUNCTIONS_USE_DISTRIBUTED_MAP_RESULT_WRITER_V2, true);
+    const rewriteStoredGroups = new sfn.DistributedMap(storedMapScope, 'Rewrite stored groups', {
+      itemReader: new sfn.S3JsonItemReader({ bucket: this.workBucket, key: sfn.JsonPath.stringAt('$.plan.groupsFile.key') }),
+      itemSelector,
+      maxConcurrency,
+      resultWriterV2: new sfn.ResultWriterV2({ bucket: this.workBucket, prefix: `${WORK_PREFIX}/${MAP_RESULTS_FOLDER}` }),
+      // Failed groups are caught inside their child; a child that fails anyway is reported by the commit.
+      toleratedFailurePercentage: 100,
+      mapExecutionType: sfn.StateMachineType.STANDARD,
+      resultPath: '$.results',
+    });
+    rewriteStoredGroups.itemProcessor(this.rewriteAndCatch(' (stored plan)'), {
+      mode: sfn.ProcessorMode.DISTRIBUTED,
+      executionType: sfn.ProcessorType.STANDARD,
+    });
+    // aws-cdk-lib validation requires executionType above, then warns that mapExecutionType wins: they agree.
+    Annotations.of(rewriteStoredGroups).acknowledgeWarning('@aws-cdk/aws-stepfunctions:propertyIgnored', 'both say STANDARD');
 
     const commit = new tasks.LambdaInvoke(this, 'Commit', {
       lambdaFunction: this.commitFunction,
@@ -231,16 +302,36 @@ export class PackiceCompaction extends Construct {
       jitterStrategy: sfn.JitterType.FULL,
     });
 
+    commit.addRetry(THROTTLING_RETRY);
+    commit.next(new sfn.Succeed(this, 'Compacted'));
+
     const anyGroups = new sfn.Choice(this, 'Any groups?')
-      .when(sfn.Condition.isPresent('$.plan.groups[0]'), rewriteGroups.next(commit).next(new sfn.Succeed(this, 'Compacted')))
+      .when(sfn.Condition.isPresent('$.plan.groupsFile'), rewriteStoredGroups.next(commit))
+      .when(sfn.Condition.isPresent('$.plan.groups[0]'), rewriteGroups.next(commit))
       .otherwise(new sfn.Succeed(this, 'Nothing to compact'));
     return plan.next(anyGroups);
   }
+
+  /** One group's rewrite; any failure becomes `{groupId, error}`, which the commit reports. */
+  private rewriteAndCatch(suffix: string): sfn.IChainable {
+    const rewrite = new tasks.LambdaInvoke(this, `Rewrite${suffix}`, {
+      lambdaFunction: this.rewriteFunction,
+      outputPath: '$.Payload',
+    });
+    rewrite.addRetry({ errors: [IoError.name], interval: Duration.seconds(5), backoffRate: 2, maxAttempts: 2 });
+    rewrite.addRetry(THROTTLING_RETRY);
+    // Only `{groupId, error}`: keeping the input would copy the group's file list into the results.
+    const groupFailed = new sfn.Pass(this, `Group failed${suffix}`, {
+      parameters: { 'groupId.$': '$.group.id', 'error.$': '$.error' },
+    });
+    rewrite.addCatch(groupFailed, { errors: [sfn.Errors.ALL], resultPath: '$.error' });
+    return rewrite;
+  }
 }
 
-/** esbuild, locally (never Docker), CommonJS with the `.wasm` files copied beside `index.js`. */
-function bundlingOptions(): BundlingOptions {
-  const wasm = WASM_FILES.map((w) => ({ from: relative(REPO_ROOT, requireHere.resolve(w.module)), to: w.fileName }));
+/** esbuild, locally (never Docker), CommonJS with the `.wasm` files it reads copied beside `index.js`. */
+function bundlingOptions(wasmFiles: typeof WASM_FILES): BundlingOptions {
+  const wasm = wasmFiles.map((w) => ({ from: relative(REPO_ROOT, requireHere.resolve(w.module)), to: w.fileName }));
   return {
     format: OutputFormat.CJS,
     // Node 20 syntax runs on the nodejs22.x runtime, and in the tests on Node 20.
@@ -260,6 +351,24 @@ function bundlingOptions(): BundlingOptions {
         wasm.map((w) => `cp ${shellQuote(join(inputDir, w.from))} ${shellQuote(join(outputDir, w.to))}`),
     },
   };
+}
+
+function bucketArn(bucket: string): string {
+  return `arn:${Aws.PARTITION}:s3:::${bucket}`;
+}
+
+function objectArn(bucket: string, keys: string): string {
+  return `${bucketArn(bucket)}/${keys}`;
+}
+
+/** `s3:ListBucket` on the bucket, for keys under the table prefixes only (the whole bucket when a table is at its root). */
+function listStatement(bucket: string, prefixes: readonly string[]): iam.PolicyStatement {
+  const whole = prefixes.includes('');
+  return new iam.PolicyStatement({
+    actions: ['s3:ListBucket'],
+    resources: [bucket],
+    ...(whole ? {} : { conditions: { StringLike: { 's3:prefix': prefixes.flatMap((p) => [p, `${p}/*`]) } } }),
+  });
 }
 
 function shellQuote(s: string): string {

@@ -1,10 +1,16 @@
 /** The example deployment: one PackiceCompaction for the table locations given as context. */
-import { Stack, type StackProps } from 'aws-cdk-lib';
+import { Annotations, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct, Node } from 'constructs';
 import { PackiceCompaction, type PackiceCompactionProps } from './packice-construct.js';
 
 /** The context key: a JSON array of S3 URIs, or a comma-separated list (`-c tableLocations=s3://b/t1,s3://b/t2`). */
 export const TABLE_LOCATIONS_CONTEXT = 'tableLocations';
+
+/**
+ * What the example synthesizes for when no locations are given, so `npx cdk synth` works right
+ * after `npm ci`. `amzn-s3-demo-bucket` is the name AWS reserves for examples: nobody owns it.
+ */
+export const EXAMPLE_TABLE_LOCATIONS: readonly string[] = ['s3://amzn-s3-demo-bucket/warehouse/db/events'];
 
 export interface PackiceStackProps extends StackProps {
   /**
@@ -19,16 +25,25 @@ export class PackiceStack extends Stack {
 
   constructor(scope: Construct, id: string, props: PackiceStackProps = {}) {
     super(scope, id, props);
+    const fromContext = tableLocationsFromContext(this.node);
+    if (fromContext === undefined && props.compaction?.tableLocations === undefined) {
+      Annotations.of(this).addWarningV2(
+        'packice:exampleTableLocations',
+        `no table locations given: synthesized for the example ${EXAMPLE_TABLE_LOCATIONS.join(', ')}; ` +
+          `deploy with \`-c ${TABLE_LOCATIONS_CONTEXT}=s3://bucket/warehouse/db/table[,…]\``,
+      );
+    }
     this.compaction = new PackiceCompaction(this, 'Compaction', {
-      tableLocations: tableLocationsFromContext(this.node),
+      tableLocations: fromContext ?? EXAMPLE_TABLE_LOCATIONS,
       ...props.compaction,
     });
   }
 }
 
-/** The table locations in context, as a list; throws with how to set them when absent. */
-export function tableLocationsFromContext(node: Node): string[] {
+/** The table locations in context, as a list, or undefined when none are given. */
+export function tableLocationsFromContext(node: Node): string[] | undefined {
   const value: unknown = node.tryGetContext(TABLE_LOCATIONS_CONTEXT);
+  if (value === undefined) return undefined;
   if (Array.isArray(value)) return value.map((v) => String(v));
   if (typeof value === 'string') {
     const text = value.trim();
@@ -38,8 +53,6 @@ export function tableLocationsFromContext(node: Node): string[] {
     }
     return text.split(',').map((s) => s.trim()).filter((s) => s !== '');
   }
-  throw new Error(
-    `no table locations: pass them as context, e.g. \`cdk synth -c ${TABLE_LOCATIONS_CONTEXT}=s3://bucket/warehouse/db/table\` ` +
-      `(comma-separated, or a JSON array under "context" in cdk.json)`,
-  );
+  // A number or object: let the construct's validation say what is wrong with it.
+  return [String(value)];
 }

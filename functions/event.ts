@@ -4,9 +4,10 @@
  * hand-started execution must fail with the field it lacks, not deep inside lib/.
  * Only the fields the steps navigate by are checked; lib/ validates the rest as it reads them.
  */
-import type { GroupResult, Plan, PlanRequest } from '../lib/compaction/messages.js';
+import type { Plan, PlanRequest } from '../lib/compaction/messages.js';
 import { ErrorKind, PackiceError } from '../lib/errors.js';
-import type { RewriteRequest } from '../lib/pipeline/steps.js';
+import type { CommitStateInput } from '../lib/pipeline/commit-step.js';
+import type { RewriteRequest } from '../lib/pipeline/rewrite-request.js';
 
 export type StepName = 'plan' | 'rewrite' | 'commit';
 
@@ -17,28 +18,9 @@ export class InvalidEventError extends PackiceError {
   }
 }
 
-/** What the Map state's Catch leaves for a group whose rewrite failed: `{groupId, error}`. */
-export interface FailedGroup {
-  readonly groupId: string;
-  /** Step Functions' error output (`{Error, Cause}`), or a message a caller put there. */
-  readonly error: StepFunctionsError | string;
-}
-
-export interface StepFunctionsError {
-  readonly Error?: string;
-  readonly Cause?: string;
-}
-
 export type RewriteEvent = RewriteRequest;
 
-export interface CommitEvent {
-  readonly plan: Plan;
-  readonly results: readonly (GroupResult | FailedGroup)[];
-}
-
-export function isFailedGroup(entry: GroupResult | FailedGroup): entry is FailedGroup {
-  return 'error' in entry;
-}
+export type CommitEvent = CommitStateInput;
 
 type Expected =
   | 'an object'
@@ -87,20 +69,28 @@ class EventReader {
     if (table.s3Endpoint !== undefined) this.string(table.s3Endpoint, `${path}.s3Endpoint`);
   }
 
+  /** The fields a plan and a RewriteRequest share (`path` prefixes the names; '' for the event itself). */
+  header(header: Record<string, unknown>, path: string): void {
+    const at = (field: string): string => (path === '' ? field : `${path}.${field}`);
+    this.table(header.table, at('table'));
+    this.object(header.policy, at('policy'));
+    if (header.startingSnapshotId !== null && typeof header.startingSnapshotId !== 'string') {
+      this.fail(at('startingSnapshotId'), 'a string or null', header.startingSnapshotId);
+    }
+    this.string(header.startingSequenceNumber, at('startingSequenceNumber'), true);
+    this.number(header.formatVersion, at('formatVersion'));
+  }
+
+  group(value: unknown, path: string): void {
+    const group = this.object(value, path);
+    this.string(group.id, `${path}.id`, true);
+    this.array(group.inputs, `${path}.inputs`);
+  }
+
   plan(value: unknown, path: string): Plan {
     const plan = this.object(value, path);
-    this.table(plan.table, `${path}.table`);
-    this.object(plan.policy, `${path}.policy`);
-    if (plan.startingSnapshotId !== null && typeof plan.startingSnapshotId !== 'string') {
-      this.fail(`${path}.startingSnapshotId`, 'a string or null', plan.startingSnapshotId);
-    }
-    this.string(plan.startingSequenceNumber, `${path}.startingSequenceNumber`, true);
-    this.number(plan.formatVersion, `${path}.formatVersion`);
-    this.array(plan.groups, `${path}.groups`).forEach((g, i) => {
-      const group = this.object(g, `${path}.groups[${i}]`);
-      this.string(group.id, `${path}.groups[${i}].id`, true);
-      this.array(group.inputs, `${path}.groups[${i}].inputs`);
-    });
+    this.header(plan, path);
+    this.array(plan.groups, `${path}.groups`).forEach((g, i) => this.group(g, `${path}.groups[${i}]`));
     return value as Plan;
   }
 }
@@ -122,20 +112,37 @@ export function parsePlanEvent(event: unknown): PlanRequest {
   return event as PlanRequest;
 }
 
-/** The rewrite handler's event: `{ plan, groupId }`, one item of the Map state. */
+/** The rewrite handler's event: a RewriteRequest (the plan's header and one group), one item of the Map state. */
 export function parseRewriteEvent(event: unknown): RewriteEvent {
   const r = new EventReader('rewrite');
   const request = r.object(event, '');
-  r.plan(request.plan, 'plan');
-  r.string(request.groupId, 'groupId', true);
+  r.header(request, '');
+  r.group(request.group, 'group');
   return event as RewriteEvent;
 }
 
-/** The commit handler's event: `{ plan, results }`, results holding GroupResults and failed groups. */
+/**
+ * The commit handler's event: `{ plan, results }`. The plan is inline or stored (its groups in a
+ * file); the results are the inline Map's GroupResults and failed groups, or the Distributed
+ * Map's ResultWriter output naming its result files.
+ */
 export function parseCommitEvent(event: unknown): CommitEvent {
   const r = new EventReader('commit');
   const request = r.object(event, '');
-  r.plan(request.plan, 'plan');
+  const plan = r.object(request.plan, 'plan');
+  if ('groupsFile' in plan) {
+    r.header(plan, 'plan');
+    r.string(r.object(plan.groupsFile, 'plan.groupsFile').location, 'plan.groupsFile.location', true);
+    r.number(plan.groupCount, 'plan.groupCount');
+  } else {
+    r.plan(plan, 'plan');
+  }
+  if (typeof request.results === 'object' && request.results !== null && !Array.isArray(request.results)) {
+    const details = r.object((request.results as Record<string, unknown>).ResultWriterDetails, 'results.ResultWriterDetails');
+    r.string(details.Bucket, 'results.ResultWriterDetails.Bucket', true);
+    r.string(details.Key, 'results.ResultWriterDetails.Key', true);
+    return event as CommitEvent;
+  }
   r.array(request.results, 'results').forEach((e, i) => {
     const path = `results[${i}]`;
     const entry = r.object(e, path);
@@ -150,31 +157,4 @@ export function parseCommitEvent(event: unknown): CommitEvent {
     for (const k of ['rowsIn', 'rowsOut', 'hashIn', 'hashOut'] as const) r.string(checksums[k], `${path}.checksums.${k}`, true);
   });
   return event as CommitEvent;
-}
-
-/** The failed groups of a commit event, split from the results to commit. */
-export function splitResults(event: CommitEvent): { results: GroupResult[]; failed: FailedGroup[] } {
-  const results: GroupResult[] = [];
-  const failed: FailedGroup[] = [];
-  for (const entry of event.results) {
-    if (isFailedGroup(entry)) failed.push(entry);
-    else results.push(entry);
-  }
-  return { results, failed };
-}
-
-/** A one-line reason for a failed group: the Lambda error's type and message when Step Functions gives them. */
-export function failureReason(error: FailedGroup['error']): string {
-  if (typeof error === 'string') return `rewrite failed: ${error}`;
-  let message = error.Cause ?? '';
-  try {
-    // Lambda puts `{"errorType","errorMessage","trace"}` in Cause.
-    const cause: unknown = JSON.parse(message);
-    if (typeof cause === 'object' && cause !== null && 'errorMessage' in cause && typeof cause.errorMessage === 'string') {
-      message = cause.errorMessage;
-    }
-  } catch {
-    // Cause is plain text.
-  }
-  return `rewrite failed: ${error.Error ?? 'Error'}${message ? `: ${message}` : ''}`;
 }

@@ -1,13 +1,26 @@
-/** Lambda: PlanRequest → Plan (returned inline; plans beyond the 256 KB state payload are not handled yet). */
-import type { Plan } from '../lib/compaction/messages.js';
-import { planStep } from '../lib/pipeline/steps.js';
+/**
+ * Lambda: PlanRequest → Plan, inline when it fits the state payload with its results; otherwise
+ * its groups are written under PACKICE_WORK_LOCATION and a StoredPlan is returned.
+ */
+import { placePlan, WORK_LOCATION_ENV, type PlanMessage } from '../lib/pipeline/plan-payload.js';
+import { planStep } from '../lib/pipeline/plan-step.js';
 import { parsePlanEvent } from './event.js';
 import { logStep, type LambdaContext } from './log-step.js';
 
-export async function handler(event: unknown, context?: LambdaContext): Promise<Plan> {
+export async function handler(event: unknown, context?: LambdaContext): Promise<PlanMessage> {
   return logStep('plan', context, async () => {
     const request = parsePlanEvent(event);
     const plan = await planStep(request);
-    return { result: plan, log: { table: plan.table.location, snapshotId: plan.startingSnapshotId, groups: plan.groups.length } };
+    const workLocation = process.env[WORK_LOCATION_ENV] || undefined;
+    const message = await placePlan(plan, workLocation === undefined ? {} : { workLocation });
+    return {
+      result: message,
+      log: {
+        table: plan.table.location,
+        snapshotId: plan.startingSnapshotId,
+        groups: plan.groups.length,
+        groupsFile: 'groupsFile' in message ? message.groupsFile.location : null,
+      },
+    };
   });
 }

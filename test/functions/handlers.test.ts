@@ -9,8 +9,11 @@ import { InvalidEventError } from '../../functions/event.js';
 import { handler as planHandler } from '../../functions/plan.js';
 import { handler as rewriteHandler } from '../../functions/rewrite.js';
 import type { GroupResult, Plan, PlanRequest } from '../../lib/compaction/messages.js';
+import { ValidationError } from '../../lib/errors.js';
 import { LocalFileIO } from '../../lib/io/local.js';
 import { S3FileIO } from '../../lib/io/s3.js';
+import { isStoredPlan } from '../../lib/pipeline/plan-payload.js';
+import { PLAN_HEADER_FIELDS, rewriteRequestOf } from '../../lib/pipeline/rewrite-request.js';
 import { tempDir } from '../support/fixtures.js';
 import { freshBucket, testS3Endpoint } from '../support/s3.js';
 import { fileCounts, liveRows, smallTable } from '../support/small-table.js';
@@ -51,10 +54,17 @@ function parseLines(written: string[]): Record<string, unknown>[] {
 }
 
 async function runChain(request: PlanRequest): Promise<{ plan: Plan; results: GroupResult[] }> {
-  const plan = hop(await planHandler(hop(request)));
+  const plan = hop(await inlinePlan(hop(request)));
   const results: GroupResult[] = [];
-  for (const g of plan.groups) results.push(hop(await rewriteHandler(hop({ plan, groupId: g.id }))));
+  for (const g of plan.groups) results.push(hop(await rewriteHandler(hop(rewriteRequestOf(plan, g.id)))));
   return { plan, results };
+}
+
+/** The plan handler's answer, which for these small tables is the plan itself (no work location is set). */
+async function inlinePlan(event: unknown): Promise<Plan> {
+  const message = await planHandler(event);
+  if (isStoredPlan(message)) throw new Error(`expected an inline plan, got one stored at ${message.groupsFile.location}`);
+  return message;
 }
 
 afterEach(() => {
@@ -99,9 +109,9 @@ describe('handlers chained on a local table', () => {
     const location = join(tempDir(), 'events');
     await smallTable(io, location, 2);
     const before = await liveRows(io, location);
-    const plan = hop(await planHandler({ table: { location }, policy: POLICY }));
+    const plan = hop(await inlinePlan({ table: { location }, policy: POLICY }));
     const [first, second] = plan.groups;
-    const rewritten = hop(await rewriteHandler(hop({ plan, groupId: first.id })));
+    const rewritten = hop(await rewriteHandler(hop(rewriteRequestOf(plan, first.id))));
     // What the Catch + Pass states leave for a failed item.
     const caught = {
       groupId: second.id,
@@ -120,7 +130,7 @@ describe('handlers chained on a local table', () => {
   it('when every group failed, commits nothing and reports each', async () => {
     const location = join(tempDir(), 'events');
     await smallTable(io, location, 2);
-    const plan = hop(await planHandler({ table: { location }, policy: POLICY }));
+    const plan = hop(await inlinePlan({ table: { location }, policy: POLICY }));
     const results = plan.groups.map((g) => ({ groupId: g.id, error: { Error: 'States.Timeout' } }));
 
     const commit = await commitHandler(hop({ plan, results }));
@@ -148,7 +158,7 @@ describe('handlers chained on a local table', () => {
     await smallTable(io, location, 2);
     const { plan, results } = await runChain({ table: { location }, policy: POLICY });
     await commitHandler(hop({ plan, results }));
-    const next = await planHandler({ table: { location }, policy: POLICY });
+    const next = await inlinePlan({ table: { location }, policy: POLICY });
     expect(next.groups).toEqual([]);
     expect(next.startingSnapshotId).not.toBe(plan.startingSnapshotId);
   });
@@ -176,21 +186,22 @@ describe('malformed events', () => {
   async function planOf(): Promise<Plan> {
     const location = join(tempDir(), 'events');
     await smallTable(io, location, 2);
-    return hop(await planHandler({ table: { location }, policy: POLICY }));
+    return hop(await inlinePlan({ table: { location }, policy: POLICY }));
   }
 
   it('name the missing field', async () => {
     const plan = await planOf();
-    const { groups: _g, ...withoutGroups } = plan;
+    const { group, ...header } = rewriteRequestOf(plan, plan.groups[0].id);
     const cases: [() => Promise<unknown>, string][] = [
       [() => planHandler(undefined), 'invalid plan event: the event is undefined (expected an object)'],
       [() => planHandler({}), 'invalid plan event: missing field "table" (expected an object)'],
       [() => planHandler({ table: { location: '' } }), 'invalid plan event: field "table.location" is an empty string (expected a non-empty string)'],
       [() => planHandler({ table: { location: '/t' }, policy: 'major' }), 'invalid plan event: field "policy" is a string (expected an object)'],
-      [() => rewriteHandler({ plan }), 'invalid rewrite event: missing field "groupId" (expected a non-empty string)'],
-      [() => rewriteHandler({ plan, groupId: { id: 'g' } }), 'invalid rewrite event: field "groupId" is an object (expected a non-empty string)'],
-      [() => rewriteHandler({ plan: withoutGroups, groupId: 'g' }), 'invalid rewrite event: missing field "plan.groups" (expected an array)'],
-      [() => rewriteHandler({ plan: { ...plan, table: {} }, groupId: 'g' }), 'invalid rewrite event: missing field "plan.table.location" (expected a non-empty string)'],
+      [() => rewriteHandler({ ...header }), 'invalid rewrite event: missing field "group" (expected an object)'],
+      [() => rewriteHandler({ ...header, group: 'g' }), 'invalid rewrite event: field "group" is a string (expected an object)'],
+      [() => rewriteHandler({ ...header, group: { id: 'g' } }), 'invalid rewrite event: missing field "group.inputs" (expected an array)'],
+      [() => rewriteHandler({ ...header, table: {}, group }), 'invalid rewrite event: missing field "table.location" (expected a non-empty string)'],
+      [() => rewriteHandler({ plan, groupId: group.id }), 'invalid rewrite event: missing field "table" (expected an object)'],
       [() => commitHandler({ plan }), 'invalid commit event: missing field "results" (expected an array)'],
       [() => commitHandler({ plan, results: [{ groupId: 'g' }] }), 'invalid commit event: missing field "results[0].outputs" (expected an array)'],
       [() => commitHandler({ plan, results: [{ groupId: 'g', error: 7 }] }), 'invalid commit event: field "results[0].error" is a number (expected an object)'],
@@ -205,10 +216,35 @@ describe('malformed events', () => {
     }
   });
 
-  it('a group id the plan does not hold fails in the step, naming it', async () => {
+  it('a group id the plan does not hold is refused, naming it', async () => {
     const plan = await planOf();
-    const { error, lines } = await logsOf(() => rewriteHandler({ plan, groupId: 'nope' }));
-    expect((error as Error).message).toBe('group nope is not in the plan');
-    expect(lines).toEqual([expect.objectContaining({ level: 'ERROR', step: 'rewrite', errorName: 'ValidationError', errorMessage: 'group nope is not in the plan' })]);
+    expect(() => rewriteRequestOf(plan, 'nope')).toThrow(new ValidationError('group nope is not in the plan'));
+  });
+});
+
+describe('the RewriteRequest a Map item carries', () => {
+  it("holds the plan's header and its own group, none of the others, and rewrites that group alone", async () => {
+    const location = join(tempDir(), 'events');
+    await smallTable(io, location, 3);
+    const plan = hop(await inlinePlan({ table: { location }, policy: POLICY }));
+    const [first, second] = plan.groups;
+
+    const request = rewriteRequestOf(plan, second.id);
+    const { group, ...header } = request;
+
+    expect(Object.keys(header).sort()).toEqual([...PLAN_HEADER_FIELDS].sort());
+    expect(header).toEqual({
+      table: plan.table,
+      policy: plan.policy,
+      startingSnapshotId: plan.startingSnapshotId,
+      startingSequenceNumber: plan.startingSequenceNumber,
+      formatVersion: plan.formatVersion,
+      createdAtMs: plan.createdAtMs,
+    });
+    expect(group).toEqual(second);
+    expect(JSON.stringify(request)).not.toContain(first.id);
+    const result = await rewriteHandler(hop(request));
+    expect(result.groupId).toBe(second.id);
+    expect(result.checksums.rowsIn).toBe(result.checksums.rowsOut);
   });
 });

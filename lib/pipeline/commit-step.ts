@@ -1,0 +1,39 @@
+import { commitCompaction, type CommitOptions } from '../compaction/commit.js';
+import type { CommitResult, GroupResult, Plan } from '../compaction/messages.js';
+import type { FileIOOptions } from '../io/index.js';
+import { failureReason, isFailedGroup, type FailedGroup, type RewriteOutcome } from './group-outcome.js';
+import { isMapResultWriterOutput, readMapResults, type MapResultWriterOutput } from './map-results.js';
+import { openTable } from './open-table.js';
+import { loadPlan, type PlanMessage } from './plan-payload.js';
+
+export interface CommitRequest {
+  readonly plan: Plan;
+  /** Every group's outcome; failed groups are reported, not committed. */
+  readonly results: readonly RewriteOutcome[];
+}
+
+/** Commits the groups that rewrote; the failed ones join the aborted groups with their reason. */
+export async function commitStep(request: CommitRequest, options: CommitOptions = {}): Promise<CommitResult> {
+  const results: GroupResult[] = [];
+  const failed: FailedGroup[] = [];
+  for (const outcome of request.results) {
+    if (isFailedGroup(outcome)) failed.push(outcome);
+    else results.push(outcome);
+  }
+  const table = await openTable(request.plan.table);
+  const { table: _t, ...result } = await commitCompaction(table, request.plan, results, options);
+  return { ...result, abortedGroups: [...result.abortedGroups, ...failed.map((f) => ({ groupId: f.groupId, reason: failureReason(f.error) }))] };
+}
+
+/** The commit state's input: the plan as it travelled, and the inline Map's results or the Distributed Map's result files. */
+export interface CommitStateInput {
+  readonly plan: PlanMessage;
+  readonly results: readonly RewriteOutcome[] | MapResultWriterOutput;
+}
+
+/** Reads back what travelled by reference (a stored plan's groups, a Distributed Map's results), then commits. */
+export async function commitStateStep(input: CommitStateInput, options: CommitOptions & FileIOOptions = {}): Promise<CommitResult> {
+  const plan = await loadPlan(input.plan, options);
+  const results = isMapResultWriterOutput(input.results) ? await readMapResults(input.results, options) : input.results;
+  return commitStep({ plan, results }, options);
+}

@@ -1,0 +1,39 @@
+/**
+ * What a group's rewrite comes to: its GroupResult, or a FailedGroup — what the Map state's Catch
+ * leaves (`{groupId, error}`) or what the local runner records. A failed group reaches the
+ * commit as such: it is reported among the aborted groups with its reason, and the others commit.
+ */
+import type { GroupResult } from '../compaction/messages.js';
+
+export interface FailedGroup {
+  readonly groupId: string;
+  /** Step Functions' error output (`{Error, Cause}`), or a message. */
+  readonly error: StepFunctionsError | string;
+}
+
+export interface StepFunctionsError {
+  readonly Error?: string;
+  readonly Cause?: string;
+}
+
+export type RewriteOutcome = GroupResult | FailedGroup;
+
+export function isFailedGroup(outcome: RewriteOutcome): outcome is FailedGroup {
+  return 'error' in outcome;
+}
+
+/** A one-line reason for a failed group: the Lambda error's type and message when Step Functions gives them. */
+export function failureReason(error: FailedGroup['error']): string {
+  if (typeof error === 'string') return `rewrite failed: ${error}`;
+  let message = error.Cause ?? '';
+  try {
+    // Lambda puts `{"errorType","errorMessage","trace"}` in Cause.
+    const cause: unknown = JSON.parse(message);
+    if (typeof cause === 'object' && cause !== null && 'errorMessage' in cause && typeof cause.errorMessage === 'string') {
+      message = cause.errorMessage;
+    }
+  } catch {
+    // Cause is plain text.
+  }
+  return `rewrite failed: ${error.Error ?? 'Error'}${message ? `: ${message}` : ''}`;
+}
