@@ -443,6 +443,7 @@ describe('props and context', () => {
       },
       timeout: 170_000,
     });
+    expect(run.error).toBeUndefined();
     expect(run.stderr).not.toMatch(/\bError\b/);
     expect(run.status).toBe(0);
     const synthesized = JSON.parse(readFileSync(join(out, 'Packice.template.json'), 'utf8')) as { Resources: Record<string, Resource> };
