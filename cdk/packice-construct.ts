@@ -1,7 +1,8 @@
 /**
  * PackiceCompaction: the compaction state machine of DESIGN.md "Serverless shape" —
  * Plan → (no groups? done) → Map: Rewrite(group) → Commit — with its three Lambda functions,
- * least-privilege S3 access to the configured table locations, and an alarm on failed executions.
+ * least-privilege S3 access to the configured table locations, and alarms on failed, timed-out
+ * and throttled executions.
  * Triggers and schedules are not part of it yet.
  */
 import { createRequire } from 'node:module';
@@ -149,6 +150,10 @@ export class PackiceCompaction extends Construct {
   public readonly stateMachine: sfn.StateMachine;
   /** In alarm when any execution fails; add actions to be told. */
   public readonly executionsFailedAlarm: cloudwatch.Alarm;
+  /** In alarm when any execution times out. */
+  public readonly executionsTimedOutAlarm: cloudwatch.Alarm;
+  /** In alarm when Step Functions throttles an execution. */
+  public readonly executionsThrottledAlarm: cloudwatch.Alarm;
   /** Plans too large for the state payload, and the Distributed Map's results. */
   public readonly workBucket: s3.IBucket;
   /** The buckets and prefixes the functions may touch. */
@@ -200,14 +205,31 @@ export class PackiceCompaction extends Construct {
       stateMachineType: sfn.StateMachineType.STANDARD,
     });
 
-    this.executionsFailedAlarm = new cloudwatch.Alarm(this, 'ExecutionsFailedAlarm', {
-      alarmDescription: 'A packice compaction execution failed (a failed group alone does not fail it).',
-      metric: this.stateMachine.metricFailed({ period: Duration.minutes(5), statistic: cloudwatch.Stats.SUM }),
-      threshold: 1,
-      evaluationPeriods: 1,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    });
+    const anyIn5Minutes = (name: string, description: string, metric: cloudwatch.Metric): cloudwatch.Alarm =>
+      new cloudwatch.Alarm(this, name, {
+        alarmDescription: description,
+        metric,
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+    const every5Minutes = { period: Duration.minutes(5), statistic: cloudwatch.Stats.SUM };
+    this.executionsFailedAlarm = anyIn5Minutes(
+      'ExecutionsFailedAlarm',
+      'A packice compaction execution failed (a failed group alone does not fail it).',
+      this.stateMachine.metricFailed(every5Minutes),
+    );
+    this.executionsTimedOutAlarm = anyIn5Minutes(
+      'ExecutionsTimedOutAlarm',
+      'A packice compaction execution timed out.',
+      this.stateMachine.metricTimedOut(every5Minutes),
+    );
+    this.executionsThrottledAlarm = anyIn5Minutes(
+      'ExecutionsThrottledAlarm',
+      'Step Functions throttled a packice compaction execution.',
+      this.stateMachine.metricThrottled(every5Minutes),
+    );
   }
 
   /**

@@ -241,21 +241,22 @@ describe('PackiceCompaction template', () => {
     expect(work('rewrite')).toEqual([]);
   });
 
-  it('alarms on failed executions', () => {
+  it('alarms on failed, timed-out and throttled executions', () => {
     const [[smId]] = ofType('AWS::StepFunctions::StateMachine');
-    const alarms = ofType('AWS::CloudWatch::Alarm');
-    expect(alarms).toHaveLength(1);
-    expect(alarms[0][1].Properties).toMatchObject({
-      Namespace: 'AWS/States',
-      MetricName: 'ExecutionsFailed',
-      Dimensions: [{ Name: 'StateMachineArn', Value: { Ref: smId } }],
-      Statistic: 'Sum',
-      Period: 300,
-      Threshold: 1,
-      EvaluationPeriods: 1,
-      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
-      TreatMissingData: 'notBreaching',
-    });
+    const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
+    expect(alarms.map((a) => a.MetricName).sort()).toEqual(['ExecutionThrottled', 'ExecutionsFailed', 'ExecutionsTimedOut']);
+    for (const alarm of alarms) {
+      expect(alarm).toMatchObject({
+        Namespace: 'AWS/States',
+        Dimensions: [{ Name: 'StateMachineArn', Value: { Ref: smId } }],
+        Statistic: 'Sum',
+        Period: 300,
+        Threshold: 1,
+        EvaluationPeriods: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        TreatMissingData: 'notBreaching',
+      });
+    }
   });
 });
 
