@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { ValidationError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
 import { FileContent, type DataFile } from '../iceberg/manifest.js';
 import { partitionFolder, tableLocationProvider, type LocationProvider } from '../iceberg/locations.js';
@@ -20,7 +21,7 @@ export function partitionOf(spec: PartitionSpec, schema: StructType, row: Row): 
   for (const pf of spec.fields) {
     const source = index.get(pf.sourceId);
     if (!source || !isPrimitive(source.field.type)) {
-      throw new Error(`partition field ${pf.name}: source column ${pf.sourceId} is not a primitive column of the schema`);
+      throw new ValidationError(`partition field ${pf.name}: source column ${pf.sourceId} is not a primitive column of the schema`);
     }
     out[pf.name] = applyTransform(pf.transform, source.field.type as PrimitiveType, valueAtPath(row, source.path));
   }
