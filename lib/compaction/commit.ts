@@ -1,6 +1,7 @@
 import { commitTable, type Table } from '../catalog/table.js';
 import { ValidationError } from '../errors.js';
 import { normalizePath } from '../io/path.js';
+import { deleteFileKey, isDeletionVector } from '../iceberg/delete-file.js';
 import { DeleteFileIndex, type DeleteFileRef } from '../iceberg/delete-index.js';
 import { FileContent, type DataFile } from '../iceberg/manifest.js';
 import { isUnpartitioned, partitionKey, type PartitionSpec } from '../iceberg/partition.js';
@@ -158,16 +159,11 @@ async function buildChange(
   return { attempt: { ...attempt, removed: removedFiles.length + obsolete.length }, changes };
 }
 
-/** Identifies a delete file; a deletion vector by its blob inside a shared Puffin file. */
-function deleteKey(f: DataFile): string {
-  return f.fileFormat === 'PUFFIN' ? `${normalizePath(f.filePath)}#${f.contentOffset}` : normalizePath(f.filePath);
-}
-
 async function deletesAddedSince(base: Table, plan: Plan, livePlan: ScanPlan): Promise<DeleteFileRef[]> {
   const startingId = plan.startingSnapshotId === null ? undefined : BigInt(plan.startingSnapshotId);
   if (startingId === base.metadata.currentSnapshotId) return [];
-  const before = new Set(startingId === undefined ? [] : (await planFiles(base.io, base.metadata, startingId)).deleteFiles.map(deleteKey));
-  return livePlan.deleteRefs.filter((d) => !before.has(deleteKey(d.file)));
+  const before = new Set(startingId === undefined ? [] : (await planFiles(base.io, base.metadata, startingId)).deleteFiles.map(deleteFileKey));
+  return livePlan.deleteRefs.filter((d) => !before.has(deleteFileKey(d.file)));
 }
 
 /** Why a group can't commit now, or undefined when it can. */
@@ -200,7 +196,7 @@ function validateGroup(
       const target = f.referencedDataFile;
       const reaches = target !== undefined && target !== null ? normalizePath(target) === path : samePartition(f);
       if (reaches && d.dataSequenceNumber >= task.dataSequenceNumber) {
-        return `a ${f.fileFormat === 'PUFFIN' ? 'deletion vector' : 'position delete'} for input ${input.file.filePath} was committed concurrently (${f.filePath}); retry after it`;
+        return `a ${isDeletionVector(f) ? 'deletion vector' : 'position delete'} for input ${input.file.filePath} was committed concurrently (${f.filePath}); retry after it`;
       }
     }
   }
@@ -227,15 +223,15 @@ function obsoleteDeletes(
   const need = (file: DataFile, seq: bigint, positional: boolean): void => {
     const a = index.forDataFile(file, seq);
     if (positional) {
-      if (a.deletionVector) needed.add(deleteKey(a.deletionVector.file));
-      for (const d of a.positionDeletes) needed.add(deleteKey(d.file));
+      if (a.deletionVector) needed.add(deleteFileKey(a.deletionVector.file));
+      for (const d of a.positionDeletes) needed.add(deleteFileKey(d.file));
     }
-    for (const d of a.equalityDeletes) needed.add(deleteKey(d.file));
+    for (const d of a.equalityDeletes) needed.add(deleteFileKey(d.file));
   };
   for (const t of livePlan.tasks) if (!gone.has(normalizePath(t.dataFile.filePath))) need(t.dataFile, t.dataSequenceNumber, true);
   // New files have new paths: no existing position delete or DV can name them.
   for (const a of added) need(a.file, a.dataSequenceNumber, false);
-  const fresh = new Set(concurrent.map((d) => deleteKey(d.file)));
-  return livePlan.deleteRefs.map((d) => d.file).filter((f) => !needed.has(deleteKey(f)) && !fresh.has(deleteKey(f)));
+  const fresh = new Set(concurrent.map((d) => deleteFileKey(d.file)));
+  return livePlan.deleteRefs.map((d) => d.file).filter((f) => !needed.has(deleteFileKey(f)) && !fresh.has(deleteFileKey(f)));
 }
 

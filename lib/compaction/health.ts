@@ -4,12 +4,13 @@
  * the planner would do about it under the same policy.
  */
 import type { FileIO } from '../io/file-io.js';
+import { deleteFileKey, deleteFileReadBytes } from '../iceberg/delete-file.js';
 import { FileContent } from '../iceberg/manifest.js';
 import { planFiles } from '../iceberg/scan-planning.js';
 import type { TableMetadata } from '../iceberg/table-metadata.js';
+import { FILE_REASONS, fileFacts, partitionsOf } from './file-facts.js';
 import type { CompactionPolicy, Plan, TableSummary } from './messages.js';
-import { parsePartitionFilter, partitionFieldNames } from './partition-filter.js';
-import { analyzeFiles, deleteBytes, deleteKey, FILE_REASONS, lastCommitByPartition, planFromScan, type FileFacts } from './planner.js';
+import { planFromScan } from './planner.js';
 import { resolvePolicy, type ResolvedPolicy } from './policy.js';
 
 const MiB = 1024 * 1024;
@@ -101,8 +102,9 @@ export async function tableHealth(
 ): Promise<TableHealth> {
   const resolved = resolvePolicy(metadata, policy);
   const scan = await planFiles(io, metadata);
-  const facts = analyzeFiles(metadata, scan, resolved);
-  const plan = planFromScan(metadata, scan, { table: { location: metadata.location }, policy: resolved }, resolved, options.nowMs ?? Date.now(), facts);
+  const facts = fileFacts(metadata, scan, resolved.policy);
+  const request = { table: { location: metadata.location }, policy: resolved.policy };
+  const plan = planFromScan(metadata, scan, request, resolved, options.nowMs ?? Date.now(), facts);
 
   const histogram = SIZE_BUCKETS.map((b) => ({ ...b, files: 0, bytes: 0 }));
   for (const f of facts) {
@@ -112,12 +114,6 @@ export async function tableHealth(
     b.bytes += size;
   }
 
-  const byPartition = new Map<string, FileFacts[]>();
-  for (const f of facts) {
-    const list = byPartition.get(f.key);
-    if (list) list.push(f);
-    else byPartition.set(f.key, [f]);
-  }
   const keyOfPath = new Map(facts.map((f) => [f.task.dataFile.filePath, f.key]));
   const groupsByKey = new Map<string, Plan['groups'][number][]>();
   for (const g of plan.groups) {
@@ -126,19 +122,14 @@ export async function tableHealth(
     if (list) list.push(g);
     else groupsByKey.set(key, [g]);
   }
-  const lastCommit = lastCommitByPartition(metadata, byPartition);
-  const filter = resolved.where === undefined ? undefined : parsePartitionFilter(resolved.where, partitionFieldNames(metadata), metadata.location);
-
   const partitions: PartitionHealth[] = [];
-  for (const [key, files] of byPartition) {
-    const first = files[0];
-    if (filter && !filter.matches(first.partition)) continue;
+  for (const { key, specId, partition, partitionPath, files, lastCommitMs } of partitionsOf(metadata, facts, resolved.filter)) {
     const deletes = new Map<string, { bytes: number; equality: boolean }>();
     for (const f of files) {
       // All deletes that apply, whichever mode: minor compaction leaves equality deletes, readers do not.
       const t = f.task.deletes;
       for (const d of [...(t.deletionVector ? [t.deletionVector] : []), ...t.positionDeletes, ...t.equalityDeletes]) {
-        deletes.set(deleteKey(d.file), { bytes: deleteBytes(d.file), equality: d.file.content === FileContent.EqualityDeletes });
+        deletes.set(deleteFileKey(d.file), { bytes: Number(deleteFileReadBytes(d.file)), equality: d.file.content === FileContent.EqualityDeletes });
       }
     }
     const records = sum(files, (f) => Number(f.task.dataFile.recordCount));
@@ -146,9 +137,9 @@ export async function tableHealth(
     const groups = groupsByKey.get(key) ?? [];
     const filesIn = sum(groups, (g) => g.estimate.filesIn);
     partitions.push({
-      specId: first.task.dataFile.specId,
-      partition: first.partition,
-      partitionPath: first.partitionPath,
+      specId,
+      partition,
+      partitionPath,
       dataFiles: files.length,
       dataBytes: sum(files, (f) => Number(f.task.dataFile.fileSizeInBytes)),
       records,
@@ -159,7 +150,7 @@ export async function tableHealth(
       equalityDeleteFiles: [...deletes.values()].filter((d) => d.equality).length,
       deletedRecords: deleted,
       deletedFraction: records === 0 ? 0 : deleted / records,
-      lastCommitMs: lastCommit.get(key) ?? null,
+      lastCommitMs: lastCommitMs ?? null,
       reasons: FILE_REASONS.filter((r) => groups.some((g) => g.reasons.includes(r))),
       fix:
         groups.length === 0
@@ -182,13 +173,13 @@ export async function tableHealth(
     location: metadata.location,
     formatVersion: metadata.formatVersion,
     snapshotId: plan.startingSnapshotId,
-    policy: resolved,
+    policy: resolved.policy,
     dataFiles: facts.length,
     dataBytes,
     records,
     averageFileBytes: facts.length === 0 ? 0 : Math.round(dataBytes / facts.length),
     deleteFiles: scan.deleteFiles.length,
-    deleteBytes: sum(scan.deleteFiles, deleteBytes),
+    deleteBytes: sum(scan.deleteFiles, (d) => Number(deleteFileReadBytes(d))),
     deletedRecords,
     deletedFraction: records === 0 ? 0 : deletedRecords / records,
     histogram,

@@ -8,123 +8,18 @@
  */
 import { createHash } from 'node:crypto';
 import type { FileIO } from '../io/file-io.js';
-import type { DeleteFileRef } from '../iceberg/delete-index.js';
-import { partitionToPath } from '../iceberg/locations.js';
+import { deleteFileKey, deleteFileReadBytes } from '../iceberg/delete-file.js';
 import { FileContent, type DataFile } from '../iceberg/manifest.js';
-import { isUnpartitioned, partitionKey } from '../iceberg/partition.js';
-import { planFiles, type FileScanTask, type ScanPlan } from '../iceberg/scan-planning.js';
+import { isUnpartitioned } from '../iceberg/partition.js';
+import { planFiles, type ScanPlan } from '../iceberg/scan-planning.js';
 import { specsById, type TableMetadata } from '../iceberg/table-metadata.js';
-import type { StructType } from '../iceberg/types.js';
-import { dataFileToJson, partitionToJson, partitionTypeOf } from '../iceberg/data-file-json.js';
+import { dataFileToJson } from '../iceberg/data-file-json.js';
+import { FILE_REASONS, fileFacts, partitionsOf, type FileFacts, type PartitionFacts } from './file-facts.js';
 import type { DataFileJson, FileGroup, GroupEstimate, GroupInput, Plan, PlanRequest, TableSummary } from './messages.js';
-import { parsePartitionFilter, partitionFieldNames, type PartitionFilter } from './partition-filter.js';
-import { resolvePolicy, type ResolvedPolicy } from './policy.js';
-
-/** Why a data file is a candidate, in the order reasons are listed. */
-export const FILE_REASONS = ['too-small', 'too-large', 'deletes', 'delete-ratio', 'spec-change'] as const;
-export type FileReason = (typeof FILE_REASONS)[number];
-
-/** The only format the rewriter reads and writes. */
-const REWRITABLE_FORMAT = 'PARQUET';
-
-/** What the planner knows about one live data file, from metadata only. */
-export interface FileFacts {
-  readonly task: FileScanTask;
-  /** `partitionKey(specId, partition)`: files group by spec and partition. */
-  readonly key: string;
-  /** Partition values in their JSON single-value form. */
-  readonly partition: Record<string, unknown>;
-  readonly partitionPath: string;
-  /** The deletes a rewrite applies: the DV or position deletes, and equality deletes in major mode. */
-  readonly deletes: readonly DeleteFileRef[];
-  /**
-   * Estimated deleted rows: a DV's cardinality exactly, a position delete file's record count
-   * apportioned by record count over the data files it reaches (all of it when file-scoped).
-   * Equality deletes are not counted: how many rows they match is unknown without reading data.
-   */
-  readonly deletedRecords: number;
-  readonly equalityDeletes: number;
-  readonly reasons: readonly FileReason[];
-  /** Why the file cannot be rewritten, when it cannot. */
-  readonly unrewritable?: string;
-}
-
-/** A delete file's identity: DVs share Puffin files, so the blob offset is part of it. */
-export function deleteKey(f: DataFile): string {
-  return f.contentOffset === undefined || f.contentOffset === null ? f.filePath : `${f.filePath}#${f.contentOffset}`;
-}
-
-/** Bytes a reader fetches for a delete file: a DV's blob, else the whole file. */
-export function deleteBytes(f: DataFile): number {
-  return Number(f.fileFormat === 'PUFFIN' ? (f.contentSizeInBytes ?? f.fileSizeInBytes) : f.fileSizeInBytes);
-}
-
-const bySeqThenPath = (a: DeleteFileRef, b: DeleteFileRef): number =>
-  a.dataSequenceNumber < b.dataSequenceNumber ? -1 : a.dataSequenceNumber > b.dataSequenceNumber ? 1 : cmp(deleteKey(a.file), deleteKey(b.file));
+import { resolvePolicy, type ResolvedPolicy, type TablePolicy } from './policy.js';
 
 function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/** Classifies every live data file of a scan against the policy. Reads nothing. */
-export function analyzeFiles(metadata: TableMetadata, scan: ScanPlan, policy: ResolvedPolicy): FileFacts[] {
-  const minor = policy.mode === 'minor';
-  const tasks = [...scan.tasks].sort((a, b) => cmp(a.dataFile.filePath, b.dataFile.filePath));
-  // Records of the data files each position delete file reaches, to apportion its count.
-  const reach = new Map<string, bigint>();
-  for (const t of tasks) {
-    for (const d of t.deletes.positionDeletes) reach.set(deleteKey(d.file), (reach.get(deleteKey(d.file)) ?? 0n) + t.dataFile.recordCount);
-  }
-  const types = new Map<number, StructType>();
-  const typeOf = (specId: number): StructType => {
-    let t = types.get(specId);
-    if (!t) types.set(specId, (t = partitionTypeOf(metadata, specId)));
-    return t;
-  };
-  const specs = specsById(metadata);
-  return tasks.map((task) => {
-    const f = task.dataFile;
-    const dv = task.deletes.deletionVector;
-    const deletes = [
-      ...(dv ? [dv] : []),
-      ...[...task.deletes.positionDeletes].sort(bySeqThenPath),
-      ...(minor ? [] : [...task.deletes.equalityDeletes].sort(bySeqThenPath)),
-    ];
-    const records = Number(f.recordCount);
-    let deleted = dv ? Number(dv.file.recordCount) : 0;
-    for (const d of task.deletes.positionDeletes) {
-      const total = Number(reach.get(deleteKey(d.file)) ?? 0n);
-      if (total > 0) deleted += (Number(d.file.recordCount) * records) / total;
-    }
-    deleted = Math.min(deleted, records);
-    const size = Number(f.fileSizeInBytes);
-    const reasons: FileReason[] = [];
-    if (size < policy.minFileSizeBytes) reasons.push('too-small');
-    if (size > policy.maxFileSizeBytes) reasons.push('too-large');
-    // As in Java, a threshold of 0 makes every file a candidate.
-    if (deletes.length >= policy.deleteFileThreshold) reasons.push('deletes');
-    if (records > 0 && deleted > 0 && deleted / records >= policy.deleteRatioThreshold) reasons.push('delete-ratio');
-    if (f.specId !== metadata.defaultSpecId) reasons.push('spec-change');
-    const unreadable = deletes.find((d) => d.file.fileFormat !== REWRITABLE_FORMAT && d.file.fileFormat !== 'PUFFIN');
-    const unrewritable =
-      f.fileFormat !== REWRITABLE_FORMAT
-        ? `file format ${f.fileFormat} cannot be rewritten (only ${REWRITABLE_FORMAT})`
-        : unreadable
-          ? `its delete file ${unreadable.file.filePath} is ${unreadable.file.fileFormat}, which cannot be read (only ${REWRITABLE_FORMAT} and PUFFIN)`
-          : undefined;
-    const type = typeOf(f.specId);
-    return {
-      task,
-      key: partitionKey(f.specId, f.partition),
-      partition: partitionToJson(f.partition, type),
-      partitionPath: partitionToPath(specs.get(f.specId)!, f.partition, type),
-      deletes,
-      deletedRecords: deleted,
-      equalityDeletes: task.deletes.equalityDeletes.length,
-      reasons,
-      ...(unrewritable ? { unrewritable } : {}),
-    };
-  });
 }
 
 /** Plans a compaction of the table's current snapshot; reads the manifest list and manifests only. */
@@ -134,32 +29,27 @@ export async function planCompaction(
   request: PlanRequest,
   options: { readonly nowMs?: number } = {},
 ): Promise<Plan> {
-  const policy = resolvePolicy(metadata, request.policy);
+  const resolved = resolvePolicy(metadata, request.policy);
   const scan = await planFiles(io, metadata);
-  return planFromScan(metadata, scan, request, policy, options.nowMs ?? Date.now());
+  return planFromScan(metadata, scan, request, resolved, options.nowMs ?? Date.now());
 }
 
-/** The plan for an already-read scan of the current snapshot (health reuses the scan). */
+/**
+ * The plan for an already-read scan of the current snapshot, under a policy resolved for the
+ * table (its filter already parsed). Health passes the file facts it computed for itself.
+ */
 export function planFromScan(
   metadata: TableMetadata,
   scan: ScanPlan,
   request: PlanRequest,
-  policy: ResolvedPolicy,
+  resolved: TablePolicy,
   nowMs: number,
-  facts: readonly FileFacts[] = analyzeFiles(metadata, scan, policy),
+  facts: readonly FileFacts[] = fileFacts(metadata, scan, resolved.policy),
 ): Plan {
-  const filter: PartitionFilter | undefined =
-    policy.where === undefined ? undefined : parsePartitionFilter(policy.where, partitionFieldNames(metadata), metadata.location);
+  const policy = resolved.policy;
   const skipped: { path: string; reason: string }[] = [];
   for (const f of facts) if (f.unrewritable) skipped.push({ path: f.task.dataFile.filePath, reason: f.unrewritable });
 
-  const byPartition = new Map<string, FileFacts[]>();
-  for (const f of facts) {
-    const list = byPartition.get(f.key);
-    if (list) list.push(f);
-    else byPartition.set(f.key, [f]);
-  }
-  const lastCommit = lastCommitByPartition(metadata, byPartition);
   const quietMs = policy.quietMinutes * 60_000;
   // Minor compaction keeps equality deletes in place, but they match by spec and partition: moving
   // a file to the default spec would change which of them apply to its rows.
@@ -170,12 +60,10 @@ export function planFromScan(
 
   const groups: FileGroup[] = [];
   const jsonCache = new Map<string, DataFileJson>();
-  for (const [key, files] of byPartition) {
-    const first = files[0];
-    if (filter && !filter.matches(first.partition)) continue;
-    const last = lastCommit.get(key);
+  for (const partition of partitionsOf(metadata, facts, resolved.filter)) {
+    const last = partition.lastCommitMs;
     if (quietMs > 0 && last !== undefined && nowMs - last < quietMs) continue;
-    let candidates = files.filter((f) => f.reasons.length > 0 && f.unrewritable === undefined);
+    let candidates = partition.files.filter((f) => f.reasons.length > 0 && f.unrewritable === undefined);
     if (scopedEqualityDeletes) {
       for (const f of candidates.filter((c) => c.reasons.includes('spec-change'))) {
         skipped.push({
@@ -188,14 +76,14 @@ export function planFromScan(
     for (const run of policy.mode === 'minor' ? sequenceIntervals(candidates) : [candidates]) {
       for (const bin of binPack(run, policy.maxGroupBytes)) {
         if (!keepGroup(bin, policy)) continue;
-        groups.push(makeGroup(metadata, first, bin, policy, jsonCache));
+        groups.push(makeGroup(metadata, partition, bin, policy, jsonCache));
       }
     }
   }
 
   // Most files removed per byte read first; the rest wait for the next run.
   const value = (g: FileGroup): number => {
-    const deletes = new Set(g.inputs.flatMap((i) => i.deletes.map((d) => `${d.file.filePath}#${d.file.contentOffset ?? ''}`))).size;
+    const deletes = new Set(g.inputs.flatMap((i) => i.deletes.map((d) => deleteFileKey(d.file)))).size;
     // Delete files count as removed work too, or a lone file with a DV (one in, one out) would never run.
     return (g.estimate.filesIn + deletes - g.estimate.filesOut) / Math.max(1, g.estimate.bytesToRead);
   };
@@ -211,25 +99,10 @@ export function planFromScan(
     startingSequenceNumber: (snapshot?.sequenceNumber ?? 0n).toString(),
     formatVersion: metadata.formatVersion,
     groups: chosen,
-    summary: summarize(scan, facts, chosen),
+    summary: tableSummary(scan, facts, chosen),
     skipped: skipped.sort((a, b) => cmp(a.path, b.path)),
     createdAtMs: nowMs,
   };
-}
-
-/** Per partition key, the time of the newest snapshot that added one of its live data files. */
-export function lastCommitByPartition(metadata: TableMetadata, byPartition: ReadonlyMap<string, readonly FileFacts[]>): Map<string, number> {
-  const times = new Map(metadata.snapshots.map((s) => [s.snapshotId, s.timestampMs]));
-  const out = new Map<string, number>();
-  for (const [key, files] of byPartition) {
-    for (const f of files) {
-      const id = f.task.snapshotId;
-      // A file whose snapshot has expired was added before every snapshot still held.
-      const t = id === null ? undefined : times.get(id);
-      if (t !== undefined && t > (out.get(key) ?? -Infinity)) out.set(key, t);
-    }
-  }
-  return out;
 }
 
 /**
@@ -293,7 +166,7 @@ export function groupId(specId: number, key: string, paths: readonly string[]): 
 
 function makeGroup(
   metadata: TableMetadata,
-  first: FileFacts,
+  partition: PartitionFacts,
   bin: readonly FileFacts[],
   policy: ResolvedPolicy,
   cache: Map<string, DataFileJson>,
@@ -312,16 +185,16 @@ function makeGroup(
   const inputs: GroupInput[] = files.map((f) => ({
     file: json(f.task.dataFile, f.task.dataFile.filePath),
     dataSequenceNumber: f.task.dataSequenceNumber.toString(),
-    deletes: f.deletes.map((d) => ({ file: json(d.file, deleteKey(d.file)), dataSequenceNumber: d.dataSequenceNumber.toString() })),
+    deletes: f.deletes.map((d) => ({ file: json(d.file, deleteFileKey(d.file)), dataSequenceNumber: d.dataSequenceNumber.toString() })),
   }));
   const reasons = FILE_REASONS.filter((r) => files.some((f) => f.reasons.includes(r)));
   const maxSeq = files.reduce((m, f) => (f.task.dataSequenceNumber > m ? f.task.dataSequenceNumber : m), 0n);
-  const specId = first.task.dataFile.specId;
+  const specId = partition.specId;
   return {
-    id: groupId(specId, first.key, files.map((f) => f.task.dataFile.filePath)),
+    id: groupId(specId, partition.key, files.map((f) => f.task.dataFile.filePath)),
     specId,
-    partition: first.partition,
-    partitionPath: first.partitionPath,
+    partition: partition.partition,
+    partitionPath: partition.partitionPath,
     inputs,
     estimate: estimate(files, policy),
     reasons,
@@ -335,7 +208,7 @@ function makeGroup(
  */
 export function estimate(files: readonly FileFacts[], policy: ResolvedPolicy): GroupEstimate {
   const deletes = new Map<string, DataFile>();
-  for (const f of files) for (const d of f.deletes) deletes.set(deleteKey(d.file), d.file);
+  for (const f of files) for (const d of f.deletes) deletes.set(deleteFileKey(d.file), d.file);
   let read = 0;
   let write = 0;
   let live = 0;
@@ -346,7 +219,7 @@ export function estimate(files: readonly FileFacts[], policy: ResolvedPolicy): G
     write += records > 0 ? (size * (records - f.deletedRecords)) / records : size;
     live += records - f.deletedRecords;
   }
-  for (const d of deletes.values()) read += deleteBytes(d);
+  for (const d of deletes.values()) read += Number(deleteFileReadBytes(d));
   const bytesToWrite = Math.round(write);
   return {
     bytesToRead: read,
@@ -363,13 +236,13 @@ export function estimate(files: readonly FileFacts[], policy: ResolvedPolicy): G
  * files and delete files (a DV by its blob); the rewrite ratio is the data bytes the plan
  * rewrites over the data bytes of the snapshot.
  */
-export function summarize(scan: ScanPlan, facts: readonly FileFacts[], groups: readonly FileGroup[]): TableSummary {
+export function tableSummary(scan: ScanPlan, facts: readonly FileFacts[], groups: readonly FileGroup[]): TableSummary {
   const rewritten = new Set(groups.flatMap((g) => g.inputs.map((i) => i.file.filePath)));
   const targets = new Map<string, { file: DataFile; all: boolean }>();
   for (const f of facts) {
     const done = rewritten.has(f.task.dataFile.filePath);
     for (const d of f.deletes) {
-      const k = deleteKey(d.file);
+      const k = deleteFileKey(d.file);
       const t = targets.get(k);
       if (t) t.all &&= done;
       else targets.set(k, { file: d.file, all: done });
@@ -377,7 +250,7 @@ export function summarize(scan: ScanPlan, facts: readonly FileFacts[], groups: r
   }
   const obsolete = [...targets.values()].filter((t) => t.all);
   const dataBytes = scan.tasks.reduce((s, t) => s + Number(t.dataFile.fileSizeInBytes), 0);
-  const deleteBytesBefore = scan.deleteFiles.reduce((s, d) => s + deleteBytes(d), 0);
+  const deleteBytesBefore = scan.deleteFiles.reduce((s, d) => s + Number(deleteFileReadBytes(d)), 0);
   let inputBytes = 0;
   let written = 0;
   let filesIn = 0;
@@ -395,7 +268,7 @@ export function summarize(scan: ScanPlan, facts: readonly FileFacts[], groups: r
     deleteFilesBefore: scan.deleteFiles.length,
     deleteFilesAfter: scan.deleteFiles.length - obsolete.length,
     bytesBefore,
-    bytesAfter: bytesBefore - inputBytes + written - obsolete.reduce((s, t) => s + deleteBytes(t.file), 0),
+    bytesAfter: bytesBefore - inputBytes + written - obsolete.reduce((s, t) => s + Number(deleteFileReadBytes(t.file)), 0),
     rewriteRatio: dataBytes === 0 ? 0 : inputBytes / dataBytes,
   };
 }

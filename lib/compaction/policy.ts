@@ -7,9 +7,17 @@
 import { ValidationError } from '../errors.js';
 import { intProperty, type TableMetadata } from '../iceberg/table-metadata.js';
 import type { CompactionPolicy, Plan } from './messages.js';
-import { parsePartitionFilter, partitionFieldNames } from './partition-filter.js';
+import { parsePartitionFilter, partitionFieldNames, type PartitionFilter } from './partition-filter.js';
 
 export type ResolvedPolicy = Plan['policy'];
+
+/** A policy resolved for one table. */
+export interface TablePolicy {
+  /** Every field set: what the Plan message carries. */
+  readonly policy: ResolvedPolicy;
+  /** `policy.where` parsed against the table's partition fields, once; undefined when unset. */
+  readonly filter: PartitionFilter | undefined;
+}
 
 const MiB = 1024 * 1024;
 
@@ -53,8 +61,11 @@ export const POLICY_DEFAULTS = {
   maxGroups: 1000,
 } as const;
 
-/** The policy with every field set: explicit values, then table properties, then defaults. */
-export function resolvePolicy(metadata: TableMetadata, policy: CompactionPolicy = {}): ResolvedPolicy {
+/**
+ * The policy with every field set (explicit values, then table properties, then defaults), and
+ * its partition filter parsed. Everything is checked here, before any manifest is read.
+ */
+export function resolvePolicy(metadata: TableMetadata, policy: CompactionPolicy = {}): TablePolicy {
   const bad = (message: string): never => {
     throw new ValidationError(message, { path: metadata.location });
   };
@@ -107,7 +118,6 @@ export function resolvePolicy(metadata: TableMetadata, policy: CompactionPolicy 
   if (resolved.strategy !== 'binpack' && resolved.strategy !== 'sort') {
     bad(`'strategy' is set to ${String(resolved.strategy)} but must be binpack or sort`);
   }
-  // A bad filter fails here, before any manifest is read.
-  if (resolved.where !== undefined) parsePartitionFilter(resolved.where, partitionFieldNames(metadata), metadata.location);
-  return resolved;
+  const filter = resolved.where === undefined ? undefined : parsePartitionFilter(resolved.where, partitionFieldNames(metadata), metadata.location);
+  return { policy: resolved, filter };
 }

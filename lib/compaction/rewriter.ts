@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { ValidationError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
 import { normalizePath } from '../io/path.js';
+import { deleteFileKey, isDeletionVector } from '../iceberg/delete-file.js';
 import type { DeleteFileRef } from '../iceberg/delete-index.js';
 import { partitionFolder, tableLocationProvider, type LocationProvider } from '../iceberg/locations.js';
 import { FileContent, type DataFile } from '../iceberg/manifest.js';
@@ -206,10 +207,6 @@ export function scanTaskOf(metadata: TableMetadata, input: GroupInput, mode: 'ma
   };
 }
 
-function isDeletionVector(f: Pick<DataFile, 'content' | 'fileFormat'>): boolean {
-  return f.content === FileContent.PositionDeletes && f.fileFormat.toUpperCase() === 'PUFFIN';
-}
-
 /**
  * Delete files the rewrite makes obsolete: deletion vectors of an input, and position delete
  * files scoped to one input (by referenced_data_file or equal file_path bounds). Partition-scoped
@@ -223,7 +220,7 @@ export function obsoleteDeletes(group: FileGroup): DataFileJson[] {
       if (file.content !== FileContent.PositionDeletes) continue;
       const target = file.referencedDataFile ?? (file.fileFormat.toUpperCase() === 'PUFFIN' ? undefined : singleReferencedPath(file));
       if (target === undefined || !inputs.has(normalizePath(target))) continue;
-      out.set(`${file.filePath}#${file.contentOffset ?? ''}`, file);
+      out.set(deleteFileKey(file), file);
     }
   }
   return [...out.values()];

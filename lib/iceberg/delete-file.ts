@@ -4,7 +4,8 @@
  * fetches to apply it.
  */
 import { normalizePath } from '../io/path.js';
-import { FileContent } from './manifest.js';
+import { FileContent, type DataFile } from './manifest.js';
+import { MetadataColumns } from './schema.js';
 
 /** The fields of a delete file these rules read; DataFile and its JSON form both have them. */
 export interface DeleteFileIdentity {
@@ -37,4 +38,19 @@ export function deleteFileReadBytes(f: {
   readonly contentSizeInBytes?: bigint | null;
 }): bigint {
   return isDeletionVector(f) ? (f.contentSizeInBytes ?? f.fileSizeInBytes) : f.fileSizeInBytes;
+}
+
+/**
+ * The one data file a position delete file or deletion vector applies to: its
+ * referenced_data_file, else the file_path column's bounds when they are equal (writers before
+ * v3 scoped a file that way). undefined for a partition-scoped position delete or any other file.
+ */
+export function referencedDataFile(f: Pick<DataFile, 'content' | 'referencedDataFile' | 'lowerBounds' | 'upperBounds'>): string | undefined {
+  if (f.content !== FileContent.PositionDeletes) return undefined;
+  if (f.referencedDataFile !== undefined && f.referencedDataFile !== null) return f.referencedDataFile;
+  const lower = f.lowerBounds?.get(MetadataColumns.FILE_PATH);
+  const upper = f.upperBounds?.get(MetadataColumns.FILE_PATH);
+  if (!lower || !upper || lower.length !== upper.length) return undefined;
+  for (let i = 0; i < lower.length; i++) if (lower[i] !== upper[i]) return undefined;
+  return new TextDecoder().decode(lower);
 }

@@ -3,7 +3,7 @@ import type { DataFile, ManifestEntry } from './manifest.js';
 import { FileContent } from './manifest.js';
 import { partitionKey, type PartitionSpec } from './partition.js';
 import { isUnpartitioned } from './partition.js';
-import { MetadataColumns } from './schema.js';
+import { isDeletionVector, referencedDataFile } from './delete-file.js';
 
 /** A delete file with the data sequence number it was committed under. */
 export interface DeleteFileRef {
@@ -45,8 +45,8 @@ export class DeleteFileIndex {
     const ref: DeleteFileRef = { file, dataSequenceNumber: entry.sequenceNumber ?? 0n };
     this.count++;
     if (file.content === FileContent.PositionDeletes) {
-      const target = file.referencedDataFile ?? singleReferencedPath(file);
-      if (file.fileFormat === 'PUFFIN') {
+      const target = referencedDataFile(file);
+      if (isDeletionVector(file)) {
         push(this.dvs, normalizePath(target ?? ''), ref);
       } else if (target !== undefined) {
         push(this.posByPath, normalizePath(target), ref);
@@ -80,15 +80,6 @@ export class DeleteFileIndex {
     if (!deletionVector && positionDeletes.length === 0 && equalityDeletes.length === 0) return NO_DELETES;
     return { ...(deletionVector ? { deletionVector } : {}), positionDeletes, equalityDeletes };
   }
-}
-
-/** Position delete files that name a single data file in their file_path bounds. */
-function singleReferencedPath(file: DataFile): string | undefined {
-  const lower = file.lowerBounds?.get(MetadataColumns.FILE_PATH);
-  const upper = file.upperBounds?.get(MetadataColumns.FILE_PATH);
-  if (!lower || !upper || lower.length !== upper.length) return undefined;
-  for (let i = 0; i < lower.length; i++) if (lower[i] !== upper[i]) return undefined;
-  return new TextDecoder().decode(lower);
 }
 
 function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {

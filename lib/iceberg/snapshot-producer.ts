@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { ValidationError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
 import { normalizePath } from '../io/path.js';
+import { deleteFileKey } from './delete-file.js';
 import { newMetadataLocation } from './locations.js';
 import { FileContent, ManifestWriter, readManifest, type DataFile, type ManifestEntry } from './manifest.js';
 import { readManifestList, writeManifestList, type ManifestFile } from './manifest-list.js';
@@ -69,11 +70,12 @@ export async function produceSnapshot(io: FileIO, base: TableMetadata, changes: 
   const addedData = addedEntries.map((e) => e.file);
   const seqOf = new Map(addedEntries.map((e) => [e.file, e.dataSequenceNumber]));
   const addedDeletes = changes.addedDeleteFiles ?? [];
-  const toRemove = new Map((changes.removedFiles ?? []).map((f) => (typeof f === 'string' ? [normalizePath(f), f] : [removalKey(f), f.filePath])));
+  const toRemove = new Map((changes.removedFiles ?? []).map((f) => (typeof f === 'string' ? [normalizePath(f), f] : [deleteFileKey(f), f.filePath])));
   const matches = (f: DataFile): string | undefined => {
     const byPath = normalizePath(f.filePath);
     if (toRemove.has(byPath)) return byPath;
-    const exact = removalKey(f);
+    // A deletion vector by its blob: a Puffin file holds many.
+    const exact = deleteFileKey(f);
     return toRemove.has(exact) ? exact : undefined;
   };
   const found = new Set<string>();
@@ -246,10 +248,4 @@ function snapshotSummary(
   total('total-position-deletes', ['added-position-deletes'], ['removed-position-deletes']);
   total('total-equality-deletes', ['added-equality-deletes'], ['removed-equality-deletes']);
   return { ...out, ...extra };
-}
-
-/** Identifies one deletion vector inside a shared Puffin file; other files by path. */
-function removalKey(f: DataFile): string {
-  const path = normalizePath(f.filePath);
-  return f.fileFormat === 'PUFFIN' && f.contentOffset != null ? `${path}#${f.contentOffset}` : path;
 }

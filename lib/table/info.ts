@@ -1,4 +1,5 @@
 import type { FileIO } from '../io/file-io.js';
+import { deleteFileReadBytes, isDeletionVector } from '../iceberg/delete-file.js';
 import { FileContent } from '../iceberg/manifest.js';
 import { partitionKey, specToString } from '../iceberg/partition.js';
 import { planFiles } from '../iceberg/scan-planning.js';
@@ -47,10 +48,11 @@ export async function tableInfo(io: FileIO, metadata: TableMetadata, snapshotId?
   let deleteBytes = 0n;
   for (const d of plan.deleteFiles) {
     if (d.content === FileContent.EqualityDeletes) eq++;
-    else if (d.fileFormat === 'PUFFIN') dvs++;
+    else if (isDeletionVector(d)) dvs++;
     else pos++;
     deleteRecords += d.recordCount;
-    deleteBytes += d.fileFormat === 'PUFFIN' ? (d.contentSizeInBytes ?? 0n) : d.fileSizeInBytes;
+    // What a reader fetches, as the planner and health count it: a DV's blob, else the file.
+    deleteBytes += deleteFileReadBytes(d);
   }
   const schema = currentSchema(metadata);
   const spec = metadata.partitionSpecs.find((s) => s.specId === metadata.defaultSpecId)!;

@@ -10,7 +10,8 @@ import { planFiles, type FileScanTask } from '../../lib/iceberg/scan-planning.js
 import type { Row } from '../../lib/iceberg/values.js';
 import { tableHealth } from '../../lib/compaction/health.js';
 import { planCompaction } from '../../lib/compaction/planner.js';
-import { appendRows, createNewTable, deleteRows } from '../../lib/table/operations.js';
+import { tableInfo } from '../../lib/table/info.js';
+import { appendRows, createNewTable, deleteByEquality, deleteRows } from '../../lib/table/operations.js';
 import { tempDir } from '../support/fixtures.js';
 
 const io = new LocalFileIO();
@@ -156,5 +157,41 @@ describe('table health', () => {
     expect(h.partitionsNeedingCompaction).toBe(0);
     expect(h.dataFiles).toBe(7);
     expect(h.policy.where).toBe("category in ('b', 'c')");
+  });
+});
+
+describe('info, health and plan', () => {
+  it.each([2, 3] as const)('v%i: agree on data files, delete files, records and bytes', async (formatVersion) => {
+    let t = await createNewTable(io, join(tempDir(), 't'), {
+      schema: SCHEMA,
+      formatVersion,
+      partitionFields: [{ sourceId: 2, name: 'category', transform: { kind: 'identity' } }],
+    });
+    const first = nextId;
+    for (let i = 0; i < 3; i++) t = await appendRows(t, [...rows('a', 4), ...rows('b', 4)]);
+    // Position deletes (v2) or deletion vectors (v3) in both partitions, and an equality delete.
+    t = (await deleteRows(t, (r) => Number(r.id) % 5 === 0)).table;
+    t = await deleteByEquality(t, [1, 2], [{ id: BigInt(first + 1), category: 'a' }]);
+
+    const info = await tableInfo(io, t.metadata);
+    const h = await tableHealth(io, t.metadata);
+    const p = await planCompaction(io, t.metadata, { table: { location: t.location } });
+    const deleteFiles = info.positionDeleteFiles + info.deletionVectors + info.equalityDeleteFiles;
+    expect(formatVersion === 3 ? info.deletionVectors : info.positionDeleteFiles).toBeGreaterThan(0);
+    expect(info.equalityDeleteFiles).toBe(1);
+
+    expect([h.dataFiles, p.summary.dataFilesBefore, sum(h.partitions.map((x) => x.dataFiles))]).toEqual([info.dataFiles, info.dataFiles, info.dataFiles]);
+    expect(h.partitions).toHaveLength(info.partitions);
+    expect([h.dataBytes, sum(h.partitions.map((x) => x.dataBytes))]).toEqual([Number(info.dataBytes), Number(info.dataBytes)]);
+    expect(h.records).toBe(Number(info.records));
+    expect([h.deleteFiles, p.summary.deleteFilesBefore]).toEqual([deleteFiles, deleteFiles]);
+    expect(h.deleteBytes).toBe(Number(info.deleteBytes));
+    expect(p.summary.bytesBefore).toBe(Number(info.dataBytes) + Number(info.deleteBytes));
+    // A deletion vector costs its blob, not its Puffin file.
+    const scan = await planFiles(io, t.metadata);
+    const blobs = scan.deleteFiles.filter((d) => d.fileFormat === 'PUFFIN');
+    expect(blobs.length > 0).toBe(formatVersion === 3);
+    const expected = sum(scan.deleteFiles.map((d) => Number(d.fileFormat === 'PUFFIN' ? d.contentSizeInBytes! : d.fileSizeInBytes)));
+    expect(Number(info.deleteBytes)).toBe(expected);
   });
 });

@@ -14,7 +14,7 @@ import { LocalFileIO } from '../../lib/io/local.js';
 import { planFiles, type FileScanTask } from '../../lib/iceberg/scan-planning.js';
 import type { Row } from '../../lib/iceberg/values.js';
 import type { CompactionPolicy, Plan } from '../../lib/compaction/messages.js';
-import { planCompaction } from '../../lib/compaction/planner.js';
+import { planCompaction, planFromScan } from '../../lib/compaction/planner.js';
 import { POLICY_DEFAULTS, resolvePolicy } from '../../lib/compaction/policy.js';
 import { writeDataFiles } from '../../lib/table/data-writer.js';
 import {
@@ -151,15 +151,16 @@ describe('planner: size rules', () => {
 
   it('honours write.target-file-size-bytes and Java defaults for min and max', async () => {
     const t = await newTable({ properties: { 'write.target-file-size-bytes': '1000' } });
-    const p = resolvePolicy(t.metadata);
+    const { policy: p, filter } = resolvePolicy(t.metadata);
+    expect(filter).toBeUndefined();
     expect(p).toEqual({
       targetFileSizeBytes: 1000,
       minFileSizeBytes: 750,
       maxFileSizeBytes: 1800,
       ...POLICY_DEFAULTS,
     });
-    expect(resolvePolicy(t.metadata, { targetFileSizeBytes: 3 }).maxFileSizeBytes).toBe(5);
-    expect(resolvePolicy((await newTable()).metadata).targetFileSizeBytes).toBe(512 * 1024 * 1024);
+    expect(resolvePolicy(t.metadata, { targetFileSizeBytes: 3 }).policy.maxFileSizeBytes).toBe(5);
+    expect(resolvePolicy((await newTable()).metadata).policy.targetFileSizeBytes).toBe(512 * 1024 * 1024);
     expect(() => resolvePolicy(t.metadata, { minFileSizeBytes: 1000 })).toThrow(
       "'target-file-size-bytes' (1000) must be > 'min-file-size-bytes' (1000), all new files will be smaller than the min threshold",
     );
@@ -257,6 +258,25 @@ describe('planner: scope', () => {
     expect(await parts("not (category = 'a') and category != 'c'")).toEqual(['category=b']);
     expect(await parts("category >= 'b' or category = 'zz'")).toEqual(['category=b', 'category=c']);
     await expect(plan(t, { where: "action = 'click'" })).rejects.toThrow('unknown partition field "action"; partition fields: category');
+  });
+
+  it('--where is parsed once, by resolvePolicy, before any manifest is read; the planner uses the parsed filter', async () => {
+    let t = await newTable();
+    t = await appendFiles(t, 'a', 5);
+    t = await appendFiles(t, 'b', 5);
+    const resolved = resolvePolicy(t.metadata, { where: "category = 'a'" });
+    expect(resolved.policy.where).toBe("category = 'a'");
+    expect([{ category: 'a' }, { category: 'b' }].map((p) => resolved.filter!.matches(p))).toEqual([true, false]);
+    // A bad filter fails without opening a file.
+    const recording = new RecordingIO(io);
+    await expect(planCompaction(recording, t.metadata, { table: { location: t.location }, policy: { where: 'nope = 1' } })).rejects.toThrow(ValidationError);
+    expect(recording.reads).toEqual([]);
+    // The planner filters with the filter it is handed, not by parsing the text again.
+    const scan = await planFiles(t.io, t.metadata);
+    const onlyB = { ...resolved, filter: { text: resolved.policy.where!, matches: (p: Readonly<Record<string, unknown>>) => p.category === 'b' } };
+    const p = planFromScan(t.metadata, scan, { table: { location: t.location } }, onlyB, 0);
+    expect(p.groups.map((g) => g.partitionPath)).toEqual(['category=b']);
+    expect(p.policy.where).toBe("category = 'a'");
   });
 
   it('a quiet window holds back partitions committed to within N minutes (snapshot time of the files)', async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { deleteFileKey, deleteFileReadBytes, isDeletionVector } from '../../lib/iceberg/delete-file.js';
+import { deleteFileKey, deleteFileReadBytes, isDeletionVector, referencedDataFile } from '../../lib/iceberg/delete-file.js';
 import { FileContent } from '../../lib/iceberg/manifest.js';
+import { MetadataColumns } from '../../lib/iceberg/schema.js';
 
 const posDelete = { content: FileContent.PositionDeletes, filePath: 'hdfs://nn:8020/w/t/data/d1.parquet', fileFormat: 'PARQUET', fileSizeInBytes: 900n };
 const dv = (offset: bigint) => ({
@@ -32,5 +33,20 @@ describe('delete files', () => {
     expect(deleteFileReadBytes(dv(4n))).toBe(40n);
     expect(deleteFileReadBytes(posDelete)).toBe(900n);
     expect(deleteFileReadBytes({ ...dv(4n), contentSizeInBytes: null })).toBe(5000n);
+  });
+
+  it('names the one data file a file-scoped delete applies to: referenced_data_file, else equal file_path bounds', () => {
+    const bytes = (p: string): Uint8Array => new TextEncoder().encode(p);
+    const bounds = (lower: string, upper: string) => ({
+      lowerBounds: new Map([[MetadataColumns.FILE_PATH, bytes(lower)]]),
+      upperBounds: new Map([[MetadataColumns.FILE_PATH, bytes(upper)]]),
+    });
+    expect(referencedDataFile({ ...dv(4n), referencedDataFile: 's3://b/w/t/data/a.parquet' })).toBe('s3://b/w/t/data/a.parquet');
+    expect(referencedDataFile({ ...posDelete, ...bounds('/w/t/a.parquet', '/w/t/a.parquet') })).toBe('/w/t/a.parquet');
+    // Partition-scoped: bounds that differ, or none.
+    expect(referencedDataFile({ ...posDelete, ...bounds('/w/t/a.parquet', '/w/t/b.parquet') })).toBeUndefined();
+    expect(referencedDataFile(posDelete)).toBeUndefined();
+    // Equality deletes never name one file.
+    expect(referencedDataFile({ ...posDelete, content: FileContent.EqualityDeletes, ...bounds('/x', '/x') })).toBeUndefined();
   });
 });
