@@ -14,7 +14,6 @@ import { planCompaction, planFromScan } from '../lib/compaction/planner.js';
 import { resolvePolicy } from '../lib/compaction/policy.js';
 import { rewriteGroup } from '../lib/compaction/rewriter.js';
 import { planFiles } from '../lib/iceberg/scan-planning.js';
-import { runDemo } from '../lib/cli/demo.js';
 import { runCompaction } from '../lib/pipeline/local-runner.js';
 import type { PhaseResult } from './report.js';
 
@@ -227,36 +226,4 @@ export async function planPhase(location: string, runs: number): Promise<void> {
   }
   observer.disconnect();
   emit({ wallS, cpuS, maxRssKiB: process.resourceUsage().maxRSS, info: { ...info, scanS: scanS.join(','), gcS: gcS.join(',') } });
-}
-
-/** (d) The demo (`packice demo --json`): builds its streaming table, scans, compacts, scans. */
-export async function demoPhase(folder: string): Promise<void> {
-  let text = '';
-  const t = performance.now();
-  const c0 = process.cpuUsage();
-  await runDemo(folder, { json: true, out: (s) => (text += s) });
-  const cpu = cpuSeconds(c0);
-  const wall = (performance.now() - t) / 1000;
-  rmSync(folder, { recursive: true, force: true });
-  const j = JSON.parse(text) as {
-    before: { dataFiles: number; positionDeleteFiles: number; deletionVectors: number; equalityDeleteFiles: number };
-    after: { dataFiles: number; positionDeleteFiles: number; deletionVectors: number; equalityDeleteFiles: number };
-    compaction: { durationMs: number; rowsOut: number };
-    fullScan: { before: { rows: number; ms: number }; after: { rows: number; ms: number } };
-  };
-  const deletes = (x: typeof j.before): number => x.positionDeleteFiles + x.deletionVectors + x.equalityDeleteFiles;
-  emit({
-    wallS: [wall], cpuS: [cpu], maxRssKiB: process.resourceUsage().maxRSS,
-    info: {
-      scanBeforeMs: j.fullScan.before.ms,
-      scanAfterMs: j.fullScan.after.ms,
-      rowsBefore: j.fullScan.before.rows,
-      rowsAfter: j.fullScan.after.rows,
-      dataFilesBefore: j.before.dataFiles,
-      dataFilesAfter: j.after.dataFiles,
-      deleteFilesBefore: deletes(j.before),
-      deleteFilesAfter: deletes(j.after),
-      compactionMs: j.compaction.durationMs,
-    },
-  });
 }

@@ -31,7 +31,7 @@ import { loadTable } from '../lib/catalog/table.js';
 import { planCompaction } from '../lib/compaction/planner.js';
 import { POLICY_DEFAULTS } from '../lib/compaction/policy.js';
 import { buildDataTable, buildMetadataTable, cachedTable, DATA_COLUMNS, type TableFacts } from './compaction-tables.js';
-import { demoPhase, planPhase, rewritePhase, rssPhase, runnerPhase } from './compaction-phases.js';
+import { planPhase, rewritePhase, rssPhase, runnerPhase } from './compaction-phases.js';
 import {
   ensureJavaClasspath, ensurePython, int, javaVersion, loadAverage, machine, machineLines, markdownTable, median, mib,
   nodeChildArgs, parseArgs, type PhaseResult, pythonVersion, REPO_ROOT, writeSection,
@@ -400,34 +400,75 @@ async function partC(sizes: readonly number[], runs: number, classpath: string |
 // ---------------------------------------------------------------------------
 // (d) the demo
 
+/** What one `packice demo --json` run reports (the figures part (d) shows). */
+interface DemoRun {
+  readonly scanBeforeMs: number;
+  readonly scanAfterMs: number;
+  readonly rowsBefore: number;
+  readonly rowsAfter: number;
+  readonly dataFilesBefore: number;
+  readonly dataFilesAfter: number;
+  readonly deleteFilesBefore: number;
+  readonly deleteFilesAfter: number;
+  readonly compactionMs: number;
+}
+
+/** Runs the CLI's demo in a child process, as a user would, and reads its JSON. */
+function demoRun(folder: string, what: string): DemoRun | { readonly error: string } {
+  console.log(`  ${what} …`);
+  const child = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'packice.js'), 'demo', folder, '--json'], {
+    encoding: 'utf8', cwd: REPO_ROOT, maxBuffer: 64 * MiB, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  if (child.error) return { error: `cannot start the CLI: ${child.error.message}` };
+  if (child.status !== 0) return { error: `exit ${child.status ?? child.signal}: ${child.stderr.trim().split('\n').slice(-3).join(' / ')}` };
+  type Counts = { dataFiles: number; positionDeleteFiles: number; deletionVectors: number; equalityDeleteFiles: number };
+  const j = JSON.parse(child.stdout) as {
+    before: Counts;
+    after: Counts;
+    compaction: { durationMs: number };
+    fullScan: { before: { rows: number; ms: number }; after: { rows: number; ms: number } };
+  };
+  const deletes = (x: Counts): number => x.positionDeleteFiles + x.deletionVectors + x.equalityDeleteFiles;
+  return {
+    scanBeforeMs: j.fullScan.before.ms,
+    scanAfterMs: j.fullScan.after.ms,
+    rowsBefore: j.fullScan.before.rows,
+    rowsAfter: j.fullScan.after.rows,
+    dataFilesBefore: j.before.dataFiles,
+    dataFilesAfter: j.after.dataFiles,
+    deleteFilesBefore: deletes(j.before),
+    deleteFilesAfter: deletes(j.after),
+    compactionMs: j.compaction.durationMs,
+  };
+}
+
 function partD(runs: number): Section {
   const load0 = loadAverage();
-  const results: PhaseResult[] = [];
+  const results: DemoRun[] = [];
   const rows: string[][] = [];
   for (let r = 0; r < runs; r++) {
     const folder = mkdtempSync(join(tmpdir(), 'packice-bench-demo-'));
-    const [cmd, args] = node(['demo', folder]);
-    const a = attempt(cmd, args, `packice demo, run ${r + 1} of ${runs}`);
+    const x = demoRun(folder, `packice demo, run ${r + 1} of ${runs}`);
     rmSync(folder, { recursive: true, force: true });
-    if (!a.result) {
-      rows.push([String(r + 1), `failed: ${a.error ?? ''}`, '', '', '', '', '']);
+    if ('error' in x) {
+      console.error(`packice demo failed: ${x.error}`);
+      rows.push([String(r + 1), `failed: ${x.error}`, '', '', '', '', '']);
       continue;
     }
-    results.push(a.result);
-    const x = a.result;
+    results.push(x);
     rows.push([
       String(r + 1),
-      s2(num(x, 'scanBeforeMs') / 1000),
-      s2(num(x, 'scanAfterMs') / 1000),
-      `${s1(num(x, 'scanBeforeMs') / num(x, 'scanAfterMs'))}×`,
-      `${int(num(x, 'dataFilesBefore'))} → ${int(num(x, 'dataFilesAfter'))}`,
-      `${int(num(x, 'deleteFilesBefore'))} → ${int(num(x, 'deleteFilesAfter'))}`,
-      `${int(num(x, 'rowsBefore'))} → ${int(num(x, 'rowsAfter'))}`,
-      s1(num(x, 'compactionMs') / 1000),
+      s2(x.scanBeforeMs / 1000),
+      s2(x.scanAfterMs / 1000),
+      `${s1(x.scanBeforeMs / x.scanAfterMs)}×`,
+      `${int(x.dataFilesBefore)} → ${int(x.dataFilesAfter)}`,
+      `${int(x.deleteFilesBefore)} → ${int(x.deleteFilesAfter)}`,
+      `${int(x.rowsBefore)} → ${int(x.rowsAfter)}`,
+      s1(x.compactionMs / 1000),
     ]);
   }
   if (results.length > 0) {
-    const med = (k: string): number => median(results.map((x) => num(x, k)));
+    const med = (k: keyof DemoRun): number => median(results.map((x) => x[k]));
     rows.push([
       '**median**',
       `**${s2(med('scanBeforeMs') / 1000)}**`,
@@ -441,10 +482,10 @@ function partD(runs: number): Section {
   return {
     title: '(d) The demo: full scan before and after compaction',
     lines: [
-      '- **Input:** the table `packice demo` builds (lib/cli/demo.ts `runDemo`): 240 two-minute streaming commits of ' +
+      '- **Input:** the table `packice demo` builds: 240 two-minute streaming commits of ' +
         '300 rows into a v2 table partitioned by `identity(action)` and `hour(ts)`, a position-delete commit every tenth commit; ' +
         'then `runCompaction` with its defaults.',
-      `- **Runs:** the whole demo ${runs} times, each in a fresh process and a fresh temp folder (\`runDemo\` with JSON output, ` +
+      `- **Runs:** the whole demo ${runs} times, each in a fresh process and a fresh temp folder (\`packice demo <folder> --json\`, ` +
         '`fullScan.before` / `fullScan.after`); a full scan is `timeFullScan`: load the table, plan, read every live row ' +
         `with its deletes applied. Load average ${load0} before, ${load1} after.`,
       '',
@@ -565,7 +606,6 @@ if (process.argv[2] === '--phase') {
   else if (phase === 'runner') await runnerPhase(a, Number(b));
   else if (phase === 'rss') await rssPhase(a, Number(b));
   else if (phase === 'plan') await planPhase(a, Number(b));
-  else if (phase === 'demo') await demoPhase(a);
   else throw new Error(`unknown phase ${phase}`);
 } else {
   await main();

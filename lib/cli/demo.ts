@@ -5,15 +5,12 @@ import { LocalFileIO } from '../io/local.js';
 import { fromBytes } from '../iceberg/bounds.js';
 import type { DataFile } from '../iceberg/manifest.js';
 import type { Row } from '../iceberg/values.js';
-import { tableInfo, type TableInfo } from '../table/info.js';
+import { tableInfo } from '../table/info.js';
 import { appendRows, createNewTable, deleteRows } from '../table/operations.js';
 import { scanRows } from '../table/scan.js';
 import { tableHealth } from '../compaction/health.js';
 import { runCompaction } from '../pipeline/local-runner.js';
-import { formatReport } from './compact-command.js';
-import { formatBytes, formatDuration } from './format.js';
-import { formatHealth } from './plan-commands.js';
-import { formatInfo } from './main.js';
+import { formatBytes, formatDuration, formatHealth, formatInfo, formatRunReport } from './format.js';
 import { prepareDemoFolder } from './demo-folder.js';
 
 export interface DemoOptions {
@@ -114,7 +111,7 @@ export async function runDemo(folder: string, options: DemoOptions): Promise<voi
     options.out(`== health\n${formatHealth(health)}\n== compact\n`);
   }
   const report = await runCompaction({ table: { location } }, {});
-  if (!options.json) options.out(`${formatReport(report, false)}\n`);
+  if (!options.json) options.out(`${formatRunReport(report, false)}\n`);
   table = await loadTable(location, { io });
   const after = await tableInfo(io, table.metadata);
   const scanAfter = await timeFullScan(location);
@@ -150,5 +147,3 @@ export async function timeFullScan(location: string): Promise<ScanTiming> {
   for await (const _ of scanRows(t.io, t.metadata)) rows++;
   return { rows, ms: performance.now() - start };
 }
-
-export type { TableInfo };

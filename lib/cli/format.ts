@@ -1,16 +1,176 @@
+/**
+ * Everything the CLI prints for people, in one place: sizes and durations, and the text forms
+ * of `info`, `plan`, `health` and `compact` (their `--json` forms are the messages themselves).
+ */
+import type { TableHealth } from '../compaction/health.js';
+import type { Plan } from '../compaction/messages.js';
+import type { RunReport } from '../pipeline/local-runner.js';
+import type { TableInfo } from '../table/info.js';
+
+const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+
 /** Human-readable sizes: 1.5 MiB, 312 B. */
 export function formatBytes(n: bigint | number): string {
   const v = Number(n);
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
   let i = 0;
   let x = v;
-  while (Math.abs(x) >= 1024 && i < units.length - 1) {
+  while (Math.abs(x) >= 1024 && i < UNITS.length - 1) {
     x /= 1024;
     i++;
   }
-  return i === 0 ? `${v} B` : `${x.toFixed(1)} ${units[i]}`;
+  return i === 0 ? `${v} B` : `${x.toFixed(1)} ${UNITS[i]}`;
 }
 
 export function formatDuration(ms: number): string {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(2)} s`;
+}
+
+/** A size as a flag takes it, exact: 700MiB, 2GiB, 1000 (bytes when no unit divides it). */
+export function formatSizeFlag(n: number): string {
+  let i = 0;
+  let x = n;
+  while (i < UNITS.length - 1 && x !== 0 && x % 1024 === 0) {
+    x /= 1024;
+    i++;
+  }
+  return i === 0 ? String(n) : `${x}${UNITS[i]}`;
+}
+
+export function formatPercent(x: number): string {
+  return `${(x * 100).toFixed(1)}%`;
+}
+
+export function formatInfo(info: TableInfo, metadataLocation: string): string {
+  const lines = [
+    ['location', info.location],
+    ['metadata', metadataLocation],
+    ['format version', String(info.formatVersion)],
+    ['current snapshot', info.currentSnapshotId ?? '(none)'],
+    ['sequence number', info.sequenceNumber],
+    ['snapshots', String(info.snapshots)],
+    ['schema', `id ${info.schemaId}, ${info.columns} columns`],
+    ['partitioning', `${info.partitionSpec}${info.partitionSpecs > 1 ? ` (${info.partitionSpecs} specs)` : ''}`],
+    ['partitions', String(info.partitions)],
+    ['data files', `${info.dataFiles} (${Object.entries(info.fileFormats).map(([f, n]) => `${n} ${f}`).join(', ') || 'none'})`],
+    ['records', info.records],
+    ['data bytes', formatBytes(BigInt(info.dataBytes))],
+    ['delete files', `${info.positionDeleteFiles} position, ${info.deletionVectors} deletion vectors, ${info.equalityDeleteFiles} equality`],
+    ['deleted records', info.deleteRecords],
+    ['delete bytes', formatBytes(BigInt(info.deleteBytes))],
+  ];
+  const w = Math.max(...lines.map(([k]) => k.length));
+  return `${lines.map(([k, v]) => `${k.padEnd(w)}  ${v}`).join('\n')}\n`;
+}
+
+/** Left-aligned text columns (right-aligned where `right[i]`). */
+function columns(rows: readonly (readonly string[])[], right: readonly boolean[] = []): string[] {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  return rows.map((r) => r.map((c, i) => (right[i] ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ').trimEnd());
+}
+
+const shownPath = (p: string): string => p || '(unpartitioned)';
+
+export function formatPlan(p: Plan): string {
+  const lines: string[] = [];
+  const s = p.summary;
+  const pol = p.policy;
+  lines.push(
+    `plan of ${p.table.location} at snapshot ${p.startingSnapshotId ?? '(none)'} (sequence ${p.startingSequenceNumber}): ` +
+      `${pol.mode} ${pol.strategy}, target ${formatBytes(pol.targetFileSizeBytes)}`,
+  );
+  if (p.groups.length === 0) {
+    lines.push(`nothing to compact: no partition crosses the thresholds (${s.dataFilesBefore} data files)`);
+  } else {
+    const rows = [['GROUP', 'PARTITION', 'FILES', 'READ', 'WRITTEN', 'REASONS']];
+    const specs = new Set(p.groups.map((g) => g.specId)).size > 1;
+    for (const g of p.groups) {
+      rows.push([
+        g.id.slice(0, 12),
+        `${specs ? `spec ${g.specId}: ` : ''}${shownPath(g.partitionPath)}`,
+        `${g.estimate.filesIn} -> ${g.estimate.filesOut}`,
+        formatBytes(g.estimate.bytesToRead),
+        formatBytes(g.estimate.bytesToWrite),
+        g.reasons.join(', '),
+      ]);
+    }
+    lines.push(...columns(rows, [false, false, true, true, true, false]));
+    lines.push('');
+    lines.push(`${p.groups.length} group${p.groups.length === 1 ? '' : 's'}`);
+  }
+  lines.push(`data files    ${s.dataFilesBefore} -> ${s.dataFilesAfter}`);
+  lines.push(`delete files  ${s.deleteFilesBefore} -> ${s.deleteFilesAfter}`);
+  lines.push(`bytes         ${formatBytes(s.bytesBefore)} -> ${formatBytes(s.bytesAfter)}`);
+  lines.push(`rewrite ratio ${s.rewriteRatio.toFixed(3)} (data bytes rewritten / data bytes)`);
+  for (const k of p.skipped) lines.push(`skipped       ${k.path}: ${k.reason}`);
+  return `${lines.join('\n')}\n`;
+}
+
+export function formatHealth(h: TableHealth): string {
+  const lines: string[] = [];
+  lines.push(`table         ${h.location} (v${h.formatVersion}, snapshot ${h.snapshotId ?? '(none)'})`);
+  lines.push(`data files    ${h.dataFiles} (${formatBytes(h.dataBytes)}, ${h.records} records, average ${formatBytes(h.averageFileBytes)})`);
+  lines.push(`delete files  ${h.deleteFiles} (${formatBytes(h.deleteBytes)}), ~${Math.round(h.deletedRecords)} rows deleted (${formatPercent(h.deletedFraction)})`);
+  lines.push(
+    `policy        target ${formatBytes(h.policy.targetFileSizeBytes)}, small < ${formatBytes(h.policy.minFileSizeBytes)}, ` +
+      `large > ${formatBytes(h.policy.maxFileSizeBytes)}, ${h.policy.mode}${h.policy.where ? `, where ${h.policy.where}` : ''}`,
+  );
+  lines.push('');
+  lines.push('file sizes');
+  lines.push(...columns(h.histogram.map((b) => [`  ${b.label}`, `${b.files} files`, formatBytes(b.bytes)]), [false, true, true]));
+  lines.push('');
+  if (h.partitions.length > 0) {
+    const rows = [['PARTITION', 'FILES', 'BYTES', 'SMALL', 'LARGE', 'DELETES', 'DELETED', 'FIX']];
+    const specs = new Set(h.partitions.map((p) => p.specId)).size > 1;
+    for (const p of h.partitions) {
+      rows.push([
+        `${specs ? `spec ${p.specId}: ` : ''}${shownPath(p.partitionPath)}`,
+        String(p.dataFiles),
+        formatBytes(p.dataBytes),
+        String(p.smallFiles),
+        String(p.largeFiles),
+        `${p.deleteFiles}${p.equalityDeleteFiles > 0 ? ` (${p.equalityDeleteFiles} eq)` : ''}`,
+        formatPercent(p.deletedFraction),
+        p.fix ? `${p.fix.filesBefore} -> ${p.fix.filesAfter} files, ${formatBytes(p.fix.bytesToRead)} read: ${p.reasons.join(', ')}` : '-',
+      ]);
+    }
+    lines.push(...columns(rows, [false, true, true, true, true, true, true, false]));
+    lines.push('');
+  }
+  const s = h.summary;
+  if (h.groups === 0) {
+    lines.push('healthy: no partition crosses the thresholds');
+  } else {
+    lines.push(
+      `${h.partitionsNeedingCompaction} partition${h.partitionsNeedingCompaction === 1 ? ' needs' : 's need'} compaction ` +
+        `(${h.groups} group${h.groups === 1 ? '' : 's'}): ` +
+        `data files ${s.dataFilesBefore} -> ${s.dataFilesAfter}, delete files ${s.deleteFilesBefore} -> ${s.deleteFilesAfter}, ` +
+        `${formatBytes(s.bytesBefore)} -> ${formatBytes(s.bytesAfter)}, rewriting ${formatPercent(s.rewriteRatio)} of the data bytes`,
+    );
+  }
+  for (const k of h.skipped) lines.push(`skipped       ${k.path}: ${k.reason}`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** What `packice compact` prints: a dry run's plan in one line, else what ran and committed. */
+export function formatRunReport(r: RunReport, dryRun: boolean): string {
+  const lines: string[] = [];
+  const p = r.plan;
+  if (p.groups.length === 0) return `nothing to compact: no partition crosses the thresholds (${p.summary.dataFilesBefore} data files)\n`;
+  if (dryRun) {
+    lines.push(
+      `dry run: ${p.groups.length} groups would rewrite ${p.groups.reduce((n, g) => n + g.inputs.length, 0)} files ` +
+        `(${formatBytes(p.groups.reduce((n, g) => n + g.estimate.bytesToRead, 0))}); data files ${p.summary.dataFilesBefore} -> ~${p.summary.dataFilesAfter}`,
+    );
+    return `${lines.join('\n')}\n`;
+  }
+  const s = r.summary;
+  lines.push(`compacted ${r.commit?.committedGroups.length ?? 0} of ${p.groups.length} groups in ${formatDuration(s.durationMs)}`);
+  lines.push(`  files     ${s.filesIn} -> ${s.filesOut}`);
+  lines.push(`  bytes     ${formatBytes(s.bytesRead)} read, ${formatBytes(s.bytesWritten)} written`);
+  lines.push(`  rows      ${s.rowsIn} live rows in, ${s.rowsOut} out (checksums match)`);
+  lines.push(`  write amplification ${s.writeAmplification.toFixed(2)} (bytes written / table bytes)`);
+  if (r.commit?.snapshotId) lines.push(`  snapshot  ${r.commit.snapshotId} (${r.commit.attempts} attempt${r.commit.attempts === 1 ? '' : 's'})`);
+  for (const a of r.commit?.abortedGroups ?? []) lines.push(`  aborted   ${a.groupId}: ${a.reason}`);
+  for (const f of r.failed) lines.push(`  failed    ${f.groupId}: ${f.error}`);
+  return `${lines.join('\n')}\n`;
 }

@@ -4,12 +4,12 @@ import { loadTable, type OpenOptions } from '../catalog/table.js';
 import { currentSchema } from '../iceberg/table-metadata.js';
 import { rowToJson } from '../iceberg/row-json.js';
 import { stringifyJson } from '../iceberg/json.js';
-import { tableInfo, type TableInfo } from '../table/info.js';
+import { tableInfo } from '../table/info.js';
 import { scanRows } from '../table/scan.js';
 import { relocateTable } from '../table/relocate.js';
 import { runDemo } from './demo.js';
-import { formatBytes } from './format.js';
-import { registerPlanCommands } from './plan-commands.js';
+import { formatBytes, formatInfo } from './format.js';
+import { registerPlanCommands, TABLE_ARGUMENT } from './plan-commands.js';
 import { registerCompactCommand } from './compact-command.js';
 import { registerRetentionCommands } from './retention-commands.js';
 
@@ -37,7 +37,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
   program
     .command('info')
     .description('format version, current snapshot, file counts, records and bytes of a table')
-    .argument('<table>', 'table location: a folder or s3://bucket/prefix')
+    .argument('<table>', TABLE_ARGUMENT)
     .option('--metadata <file>', 'read this metadata file instead of the current one')
     .option('--snapshot <id>', 'describe this snapshot instead of the current one', parseSnapshotId)
     .option('--json', 'print JSON')
@@ -50,7 +50,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
   program
     .command('scan')
     .description('print the live rows of a snapshot as JSON lines')
-    .argument('<table>', 'table location: a folder or s3://bucket/prefix')
+    .argument('<table>', TABLE_ARGUMENT)
     .option('--metadata <file>', 'read this metadata file instead of the current one')
     .option('--snapshot <id>', 'read this snapshot instead of the current one', parseSnapshotId)
     .option('--limit <n>', 'stop after n rows', (s) => Number(s))
@@ -104,28 +104,6 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
   registerCompactCommand(program, out, () => openOptions(program).s3Endpoint);
   registerRetentionCommands(program, out, () => openOptions(program));
   return program;
-}
-
-export function formatInfo(info: TableInfo, metadataLocation: string): string {
-  const lines = [
-    ['location', info.location],
-    ['metadata', metadataLocation],
-    ['format version', String(info.formatVersion)],
-    ['current snapshot', info.currentSnapshotId ?? '(none)'],
-    ['sequence number', info.sequenceNumber],
-    ['snapshots', String(info.snapshots)],
-    ['schema', `id ${info.schemaId}, ${info.columns} columns`],
-    ['partitioning', `${info.partitionSpec}${info.partitionSpecs > 1 ? ` (${info.partitionSpecs} specs)` : ''}`],
-    ['partitions', String(info.partitions)],
-    ['data files', `${info.dataFiles} (${Object.entries(info.fileFormats).map(([f, n]) => `${n} ${f}`).join(', ') || 'none'})`],
-    ['records', info.records],
-    ['data bytes', formatBytes(BigInt(info.dataBytes))],
-    ['delete files', `${info.positionDeleteFiles} position, ${info.deletionVectors} deletion vectors, ${info.equalityDeleteFiles} equality`],
-    ['deleted records', info.deleteRecords],
-    ['delete bytes', formatBytes(BigInt(info.deleteBytes))],
-  ];
-  const w = Math.max(...lines.map(([k]) => k.length));
-  return `${lines.map(([k, v]) => `${k.padEnd(w)}  ${v}`).join('\n')}\n`;
 }
 
 export async function main(argv: string[]): Promise<void> {

@@ -3,17 +3,21 @@
  * `compact`.
  */
 import { join } from 'node:path';
-import { InvalidArgumentError } from 'commander';
 import { describe, expect, it } from 'vitest';
 import type { Table } from '../../lib/catalog/table.js';
 import { LocalFileIO } from '../../lib/io/local.js';
 import { parseJson, toPlain } from '../../lib/iceberg/json.js';
 import type { Row } from '../../lib/iceberg/values.js';
-import { formatBytes } from '../../lib/cli/format.js';
-import { formatPlan, parseByteSize, policyFromOptions } from '../../lib/cli/plan-commands.js';
+import { formatBytes, formatPlan } from '../../lib/cli/format.js';
+import { buildProgram } from '../../lib/cli/main.js';
+import { parseByteSize, POLICY_FLAGS, policyFromOptions } from '../../lib/cli/policy-flags.js';
+import { InvalidArgumentError } from '../../lib/errors.js';
 import { tableHealth } from '../../lib/compaction/health.js';
 import type { Plan } from '../../lib/compaction/messages.js';
 import { planCompaction } from '../../lib/compaction/planner.js';
+import {
+  DEFAULT_TARGET_FILE_SIZE_BYTES, MAX_FILE_SIZE_DEFAULT_RATIO, MIN_FILE_SIZE_DEFAULT_RATIO, POLICY_DEFAULTS, TARGET_FILE_SIZE_PROPERTY,
+} from '../../lib/compaction/policy.js';
 import { appendRows, createNewTable } from '../../lib/table/operations.js';
 import { runCli, runMain } from '../support/cli.js';
 import { tempDir } from '../support/fixtures.js';
@@ -78,6 +82,43 @@ describe('policy flags', () => {
       maxGroupBytes: 1073741824,
       maxGroups: 7,
     });
+  });
+});
+
+describe('policy flag help', () => {
+  /** Each policy flag's `(default: …)` as `packice <command> --help` shows it. */
+  const shownDefaults = (command: string): Map<string, string> => {
+    const cmd = buildProgram().commands.find((c) => c.name() === command)!;
+    const help = cmd.createHelp();
+    const out = new Map<string, string>();
+    for (const o of help.visibleOptions(cmd)) {
+      const m = /\(default: ([^)]+)\)/.exec(help.optionDescription(o));
+      if (m && POLICY_FLAGS.some((f) => f.flags === o.flags)) out.set(o.flags, m[1]);
+    }
+    return out;
+  };
+
+  it.each(['plan', 'health', 'compact'])('%s --help shows the defaults lib/compaction/policy.ts applies', (command) => {
+    const shown = shownDefaults(command);
+    const fieldOf = new Map(POLICY_FLAGS.map((f) => [f.flags, f]));
+    const checked = new Set<string>();
+    for (const [flags, text] of shown) {
+      const flag = fieldOf.get(flags)!;
+      const field = flag.field;
+      if (field in POLICY_DEFAULTS) {
+        // The shown value, read back by the flag's own parser, is the default.
+        expect(flag.parse(text.split(',')[0]), flags).toEqual(POLICY_DEFAULTS[field as keyof typeof POLICY_DEFAULTS]);
+        checked.add(field);
+      }
+    }
+    // Every default has its flag in the help.
+    expect([...checked].sort()).toEqual(Object.keys(POLICY_DEFAULTS).sort());
+    expect(shown.get('--max-group-bytes <size>')).toBe('700MiB');
+    const target = shown.get('--target-file-size <size>')!;
+    expect(target.startsWith(`${TARGET_FILE_SIZE_PROPERTY} or `)).toBe(true);
+    expect(parseByteSize(target.split(' or ')[1])).toBe(DEFAULT_TARGET_FILE_SIZE_BYTES);
+    expect(shown.get('--min-file-size <size>')).toBe(`${MIN_FILE_SIZE_DEFAULT_RATIO * 100}% of the target`);
+    expect(shown.get('--max-file-size <size>')).toBe(`${MAX_FILE_SIZE_DEFAULT_RATIO * 100}% of the target`);
   });
 });
 
