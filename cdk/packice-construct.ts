@@ -144,9 +144,9 @@ export class PackiceCompaction extends Construct {
   public readonly planFunction: NodejsFunction;
   /** RewriteRequest (the plan's header and one group) → GroupResult. */
   public readonly rewriteFunction: NodejsFunction;
-  /** `{ plan, results }` → CommitResult. */
+  /** `{ plan, results }` → CompactionCommitResult. */
   public readonly commitFunction: NodejsFunction;
-  /** Start it with a PlanRequest (`{ table: { location }, policy? }`); it ends with the CommitResult. */
+  /** Start it with a PlanRequest (`{ table: { location }, policy? }`); it ends with the CompactionCommitResult. */
   public readonly stateMachine: sfn.StateMachine;
   /** In alarm when any execution fails; add actions to be told. */
   public readonly executionsFailedAlarm: cloudwatch.Alarm;

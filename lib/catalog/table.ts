@@ -62,19 +62,23 @@ export interface TableCommitOptions {
 }
 
 export interface TableCommitResult {
+  /** The table after the commit; the base the action last saw when it had nothing to commit. */
   readonly table: Table;
   readonly attempts: number;
+  /** False when the action found nothing to commit: then no version was written. */
+  readonly committed: boolean;
 }
 
 /**
  * Commits an action with optimistic concurrency: the action runs against the
  * latest metadata, its requirements are checked, and the next metadata version
  * is created if absent. On a conflict the table is reloaded and the action
- * re-run (it re-validates), up to the retry limit with exponential backoff.
+ * re-run (it re-validates), up to the retry limit with exponential backoff. An
+ * action that returns undefined has nothing to commit against that base.
  */
 export async function commitTable(
   table: Table,
-  action: (base: Table) => Promise<TableChange> | TableChange,
+  action: (base: Table) => Promise<TableChange | undefined> | TableChange | undefined,
   options: TableCommitOptions = {},
 ): Promise<TableCommitResult> {
   if (table.version === undefined) {
@@ -87,12 +91,14 @@ export async function commitTable(
   for (let attempt = 1; ; attempt++) {
     try {
       const change = await action(base);
+      if (change === undefined) return { table: base, attempts: attempt, committed: false };
       checkRequirements(base.metadata, change.requirements);
       const next = applyUpdates(base.metadata, change.updates, { baseMetadataLocation: base.metadataLocation });
       const written = await commitNext(base.io, base.location, base.version!, serializeTableMetadata(next));
       return {
         table: { ...base, metadata: next, metadataLocation: written.metadataLocation, version: written.version },
         attempts: attempt,
+        committed: true,
       };
     } catch (e) {
       if (!(e instanceof CommitConflictError) || attempt > retries) throw e;

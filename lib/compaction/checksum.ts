@@ -24,6 +24,7 @@
  *   entry · struct → 9, its fields · unknown → 0.
  * Values are typed by the schema, so an int promoted to long hashes like the long it reads as.
  */
+import { InvalidArgumentError } from '../errors.js';
 import { indexById, type Schema } from '../iceberg/schema.js';
 import { type IcebergType, type NestedField, type StructType, isLongValued } from '../iceberg/types.js';
 import type { IcebergValue, Row } from '../iceberg/values.js';
@@ -253,7 +254,7 @@ export function rowHasher(struct: StructType, fieldIds?: readonly number[]): Row
     .sort((x, y) => x - y)
     .map((id) => {
       const f = index.get(id);
-      if (!f) throw new RangeError(`field id ${id} is not in the hashed schema`);
+      if (!f) throw new InvalidArgumentError(`field id ${id} is not in the hashed schema`);
       const path = f.path.split('.');
       return { id, path, encode: encoderFor(f.field.type) };
     });

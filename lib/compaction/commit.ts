@@ -1,7 +1,7 @@
 import { commitTable, type Table } from '../catalog/table.js';
 import { ValidationError } from '../errors.js';
 import { normalizePath } from '../io/path.js';
-import { deleteFileKey, isDeletionVector } from '../iceberg/delete-file.js';
+import { deleteFileKey, isDeletionVector, referencedDataFile } from '../iceberg/delete-file.js';
 import { DeleteFileIndex, type DeleteFileRef } from '../iceberg/delete-index.js';
 import { FileContent, type DataFile } from '../iceberg/manifest.js';
 import { isUnpartitioned, partitionKey, type PartitionSpec } from '../iceberg/partition.js';
@@ -10,13 +10,13 @@ import { ancestorsOf, specsById, type TableMetadata } from '../iceberg/table-met
 import { produceSnapshot } from '../iceberg/snapshot-producer.js';
 import { Operation } from '../iceberg/snapshot.js';
 import { dataFileFromJson } from '../iceberg/data-file-json.js';
-import type { AbortedGroup, CommitResult, FileGroup, GroupResult, Plan } from './messages.js';
+import type { AbortedGroup, CompactionCommitResult, FileGroup, GroupResult, Plan } from './messages.js';
 
 /** Snapshot summary key listing the compaction maps a commit brought in. */
 export const COMPACTION_MAPS_SUMMARY = 'packice.compaction-maps';
 export const COMPACTION_GROUPS_SUMMARY = 'packice.compaction-groups';
 
-export interface CommitOptions {
+export interface CompactionCommitOptions {
   /** Commit every K groups as its own snapshot (partial progress); default all in one. */
   readonly groupsPerCommit?: number;
   readonly retries?: number;
@@ -36,67 +36,56 @@ interface Attempt {
  * meanwhile, is aborted (its delete is never dropped); the rest commit. Rewritten files
  * take the starting snapshot's sequence number, so equality deletes committed meanwhile
  * still apply to them. Work already committed is recognised and not committed twice.
+ * The results are the truth about what each rewrite did; the commit re-reads metadata only.
  */
 export async function commitCompaction(
   table: Table,
   plan: Plan,
   results: readonly GroupResult[],
-  options: CommitOptions = {},
-): Promise<CommitResult & { readonly table: Table }> {
+  options: CompactionCommitOptions = {},
+): Promise<CompactionCommitResult> {
   const groups = new Map(plan.groups.map((g) => [g.id, g]));
-  const per = options.groupsPerCommit ?? results.length;
+  const per = Math.max(1, options.groupsPerCommit ?? results.length);
   let current = table;
-  let snapshotId: string | null = null;
   const committed: string[] = [];
   const aborted: AbortedGroup[] = [];
   let attempts = 0;
   let removed = 0;
   let added = 0;
-  for (let i = 0; i < results.length; i += Math.max(1, per)) {
-    const chunk = results.slice(i, i + Math.max(1, per));
+  for (let i = 0; i < results.length; i += per) {
+    const chunk = results.slice(i, i + per);
     let last: Attempt | undefined;
-    let nothing = false;
-    let seen: Table = current;
-    try {
-      const r = await commitTable(
-        current,
-        async (base) => {
-          last = undefined;
-          seen = base;
-          const change = await buildChange(base, plan, chunk, groups);
-          last = change.attempt;
-          if (change.changes === undefined) {
-            nothing = true;
-            // Nothing to commit: an empty requirement-only change would still write a version.
-            throw new NothingToCommit();
-          }
-          return change.changes;
-        },
-        { ...(options.retries !== undefined ? { retries: options.retries } : {}) },
-      );
-      attempts += r.attempts;
-      current = r.table;
-      snapshotId = r.table.metadata.currentSnapshotId?.toString() ?? null;
-    } catch (e) {
-      if (!(e instanceof NothingToCommit)) throw e;
-      attempts++;
-      // Already committed (or all aborted): report the table as it stands.
-      current = seen;
-      snapshotId = seen.metadata.currentSnapshotId?.toString() ?? null;
-    }
+    const r = await commitTable(
+      current,
+      async (base) => {
+        const change = await buildChange(base, plan, chunk, groups);
+        last = change.attempt;
+        // Undefined when already committed or every group aborted: no version is written.
+        return change.changes;
+      },
+      { ...(options.retries !== undefined ? { retries: options.retries } : {}) },
+    );
+    attempts += r.attempts;
+    current = r.table;
     if (last) {
       committed.push(...last.committed);
       aborted.push(...last.aborted);
-      if (!nothing) {
+      if (r.committed) {
         removed += last.removed;
         added += last.added;
       }
     }
   }
-  return { table: current, snapshotId, committedGroups: committed, abortedGroups: aborted, deletesRebased: 0, attempts, filesRemoved: removed, filesAdded: added };
+  return {
+    // The table's snapshot after the commit (also when the work was already committed); none without results.
+    snapshotId: results.length === 0 ? null : (current.metadata.currentSnapshotId?.toString() ?? null),
+    committedGroups: committed,
+    abortedGroups: aborted,
+    attempts,
+    filesRemoved: removed,
+    filesAdded: added,
+  };
 }
-
-class NothingToCommit extends Error {}
 
 async function buildChange(
   base: Table,
@@ -118,10 +107,13 @@ async function buildChange(
   // Deletes committed after the plan started: those not live in the starting snapshot.
   const concurrentDeletes = await deletesAddedSince(base, plan, livePlan);
 
+  const liveDeletes = new Map(livePlan.deleteRefs.map((d) => [deleteFileKey(d.file), d.file]));
   const committed: string[] = [];
   const aborted: AbortedGroup[] = [];
   const removedFiles: DataFile[] = [];
   const addedFiles: { file: DataFile; dataSequenceNumber: bigint }[] = [];
+  // The deletes the committed rewrites applied and made obsolete, as each GroupResult says.
+  const appliedDeletes = new Map<string, DataFile>();
   const maps: string[] = [];
   for (const result of results) {
     const group = groups.get(result.groupId);
@@ -132,7 +124,7 @@ async function buildChange(
       committed.push(group.id);
       continue;
     }
-    const reason = validateGroup(group, outputs, live, concurrentDeletes, specsById(m));
+    const reason = validateGroup(group, outputs, live, concurrentDeletes, specsById(m)) ?? validateObsoleteDeletes(group, result, m);
     if (reason !== undefined) {
       aborted.push({ groupId: group.id, reason });
       continue;
@@ -141,12 +133,17 @@ async function buildChange(
     for (const input of group.inputs) removedFiles.push(live.get(normalizePath(input.file.filePath))!.dataFile);
     const seq = group.outputSequenceNumber !== undefined ? BigInt(group.outputSequenceNumber) : startingSeq;
     for (const o of outputs) addedFiles.push({ file: o, dataSequenceNumber: seq });
+    for (const d of result.obsoleteDeletes) {
+      // One another commit already removed is not removed again.
+      const file = liveDeletes.get(deleteFileKey(d));
+      if (file) appliedDeletes.set(deleteFileKey(d), file);
+    }
     if (result.compactionMap) maps.push(result.compactionMap);
   }
   const attempt = { committed, aborted, removed: removedFiles.length, added: addedFiles.length };
   if (removedFiles.length === 0) return { attempt };
 
-  const obsolete = obsoleteDeletes(m, livePlan, removedFiles, addedFiles, concurrentDeletes);
+  const obsolete = [...appliedDeletes.values(), ...deletesNoFileNeeds(m, livePlan, removedFiles, addedFiles, concurrentDeletes)];
   const changes = await produceSnapshot(base.io, m, {
     addedDataFiles: addedFiles,
     removedFiles: [...removedFiles, ...obsolete],
@@ -193,8 +190,8 @@ function validateGroup(
         }
         continue;
       }
-      const target = f.referencedDataFile;
-      const reaches = target !== undefined && target !== null ? normalizePath(target) === path : samePartition(f);
+      const target = referencedDataFile(f);
+      const reaches = target !== undefined ? normalizePath(target) === path : samePartition(f);
       if (reaches && d.dataSequenceNumber >= task.dataSequenceNumber) {
         return `a ${isDeletionVector(f) ? 'deletion vector' : 'position delete'} for input ${input.file.filePath} was committed concurrently (${f.filePath}); retry after it`;
       }
@@ -204,10 +201,28 @@ function validateGroup(
 }
 
 /**
- * Delete files that were live when the plan started and that no data file still live
- * after this commit needs (Java: RewriteFileGroup dangling DVs, dropDeleteFilesOlderThan).
+ * Why a result's obsolete deletes cannot be dropped, or undefined when they can: each must be a
+ * deletion vector or position delete file scoped to one of the group's inputs, which the commit
+ * removes. Anything else could still reach a live file, and dropping it would bring rows back.
  */
-function obsoleteDeletes(
+function validateObsoleteDeletes(group: FileGroup, result: GroupResult, m: TableMetadata): string | undefined {
+  const inputs = new Set(group.inputs.map((i) => normalizePath(i.file.filePath)));
+  for (const d of result.obsoleteDeletes) {
+    const target = referencedDataFile(dataFileFromJson(d, m));
+    if (target === undefined || !inputs.has(normalizePath(target))) {
+      return `the rewrite reports delete file ${d.filePath} obsolete, but it is not scoped to one of the group's inputs`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Delete files that were live when the plan started and that no data file live after this commit
+ * needs, other than those scoped to a rewritten input (the GroupResults name those): partition-
+ * scoped position deletes and equality deletes every target of which is rewritten, and deletes
+ * whose data file was already gone (Java: RewriteFileGroup dangling DVs, dropDeleteFilesOlderThan).
+ */
+function deletesNoFileNeeds(
   m: TableMetadata,
   livePlan: ScanPlan,
   removed: readonly DataFile[],
@@ -232,6 +247,11 @@ function obsoleteDeletes(
   // New files have new paths: no existing position delete or DV can name them.
   for (const a of added) need(a.file, a.dataSequenceNumber, false);
   const fresh = new Set(concurrent.map((d) => deleteFileKey(d.file)));
-  return livePlan.deleteRefs.map((d) => d.file).filter((f) => !needed.has(deleteFileKey(f)) && !fresh.has(deleteFileKey(f)));
+  const reportedByRewrite = (f: DataFile): boolean => {
+    const target = referencedDataFile(f);
+    return target !== undefined && gone.has(normalizePath(target));
+  };
+  return livePlan.deleteRefs
+    .map((d) => d.file)
+    .filter((f) => !needed.has(deleteFileKey(f)) && !fresh.has(deleteFileKey(f)) && !reportedByRewrite(f));
 }
-

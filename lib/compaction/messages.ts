@@ -123,11 +123,11 @@ export interface AbortedGroup {
   readonly reason: string;
 }
 
-export interface CommitResult {
+/** What the compaction commit did: the commit step's answer, the state machine's output. */
+export interface CompactionCommitResult {
   readonly snapshotId: string | null;
   readonly committedGroups: readonly string[];
   readonly abortedGroups: readonly AbortedGroup[];
-  readonly deletesRebased: number;
   readonly attempts: number;
   readonly filesRemoved: number;
   readonly filesAdded: number;

@@ -10,17 +10,17 @@
  * index and the map's runs (sort: plus one sort run, see external-sort.ts).
  */
 import { randomUUID } from 'node:crypto';
-import { ValidationError } from '../errors.js';
+import { IllegalStateError, IoError, ValidationError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
 import { normalizePath } from '../io/path.js';
-import { deleteFileKey, isDeletionVector } from '../iceberg/delete-file.js';
+import { deleteFileKey, isDeletionVector, referencedDataFile } from '../iceberg/delete-file.js';
 import type { DeleteFileRef } from '../iceberg/delete-index.js';
 import { partitionFolder, tableLocationProvider, type LocationProvider } from '../iceberg/locations.js';
 import { FileContent, type DataFile } from '../iceberg/manifest.js';
 import { metricsConfigFromProperties, type MetricsConfig } from '../iceberg/metrics-config.js';
 import { isUnpartitioned, partitionKey, type PartitionSpec } from '../iceberg/partition.js';
 import type { FileScanTask } from '../iceberg/scan-planning.js';
-import { indexById, MetadataColumns, type Schema } from '../iceberg/schema.js';
+import { indexById, type Schema } from '../iceberg/schema.js';
 import { UNSORTED_ORDER, type SortOrder } from '../iceberg/sort-order.js';
 import { currentSchema, defaultSortOrder, specById, type TableMetadata } from '../iceberg/table-metadata.js';
 import { applyTransform } from '../iceberg/transform.js';
@@ -151,7 +151,7 @@ export async function rewriteGroup(
     return {
       groupId: group.id,
       outputs: outputs.map((f) => dataFileToJson(f, metadata)),
-      obsoleteDeletes: obsoleteDeletes(group),
+      obsoleteDeletes: deletesScopedToInputs(metadata, group),
       ...(mapPath !== undefined ? { compactionMap: mapPath } : {}),
       checksums,
       bytesRead: bytesRead(tasks),
@@ -208,31 +208,21 @@ export function scanTaskOf(metadata: TableMetadata, input: GroupInput, mode: 'ma
 }
 
 /**
- * Delete files the rewrite makes obsolete: deletion vectors of an input, and position delete
- * files scoped to one input (by referenced_data_file or equal file_path bounds). Partition-scoped
- * position deletes and equality deletes may still reach other files: the commit decides those.
+ * The delete files this rewrite makes obsolete, which its result reports: deletion vectors and
+ * position delete files scoped to one input (referenced_data_file or equal file_path bounds).
+ * Partition-scoped position deletes and equality deletes may still reach other files: the commit
+ * decides those from metadata.
  */
-export function obsoleteDeletes(group: FileGroup): DataFileJson[] {
+export function deletesScopedToInputs(metadata: TableMetadata, group: FileGroup): DataFileJson[] {
   const inputs = new Set(group.inputs.map((i) => normalizePath(i.file.filePath)));
   const out = new Map<string, DataFileJson>();
   for (const input of group.inputs) {
     for (const { file } of input.deletes) {
-      if (file.content !== FileContent.PositionDeletes) continue;
-      const target = file.referencedDataFile ?? (file.fileFormat.toUpperCase() === 'PUFFIN' ? undefined : singleReferencedPath(file));
-      if (target === undefined || !inputs.has(normalizePath(target))) continue;
-      out.set(deleteFileKey(file), file);
+      const target = referencedDataFile(dataFileFromJson(file, metadata));
+      if (target !== undefined && inputs.has(normalizePath(target))) out.set(deleteFileKey(file), file);
     }
   }
   return [...out.values()];
-}
-
-/** A position delete file's data file when its file_path bounds are equal. */
-function singleReferencedPath(file: DataFileJson): string | undefined {
-  const id = String(MetadataColumns.FILE_PATH);
-  const lower = file.lowerBounds?.[id];
-  const upper = file.upperBounds?.[id];
-  if (lower === undefined || upper === undefined || lower !== upper) return undefined;
-  return Buffer.from(lower, 'base64').toString('utf8');
 }
 
 /** Input bytes plus the delete bytes read for them (a delete file shared by inputs is read per input). */
@@ -373,7 +363,7 @@ class GroupWriter {
     }
     const total = segments.reduce((n, s) => n + s.count, 0);
     if (total !== rows.length) {
-      throw new Error(`compaction map bookkeeping: wrote ${rows.length} rows but the writer accounts for ${total}`);
+      throw new IllegalStateError(`compaction map bookkeeping: wrote ${rows.length} rows but the writer accounts for ${total}`);
     }
     const map = this.map!;
     let i = 0;
@@ -391,7 +381,7 @@ class GroupWriter {
   private checkFault(): void {
     const limit = this.faults.failAfterOutputs;
     if (limit !== undefined && this.finishedFiles() >= limit) {
-      throw new Error(`injected fault: failing after ${this.finishedFiles()} output file(s)`);
+      throw new IoError(`injected fault: failing after ${this.finishedFiles()} output file(s)`);
     }
   }
 

@@ -1,5 +1,5 @@
-import { commitCompaction, type CommitOptions } from '../compaction/commit.js';
-import type { CommitResult, GroupResult, Plan } from '../compaction/messages.js';
+import { commitCompaction, type CompactionCommitOptions } from '../compaction/commit.js';
+import type { CompactionCommitResult, GroupResult, Plan } from '../compaction/messages.js';
 import type { FileIOOptions } from '../io/index.js';
 import { failureReason, isFailedGroup, type FailedGroup, type RewriteOutcome } from './group-outcome.js';
 import { isMapResultWriterOutput, readMapResults, type MapResultWriterOutput } from './map-results.js';
@@ -13,7 +13,7 @@ export interface CommitRequest {
 }
 
 /** Commits the groups that rewrote; the failed ones join the aborted groups with their reason. */
-export async function commitStep(request: CommitRequest, options: CommitOptions = {}): Promise<CommitResult> {
+export async function commitStep(request: CommitRequest, options: CompactionCommitOptions = {}): Promise<CompactionCommitResult> {
   const results: GroupResult[] = [];
   const failed: FailedGroup[] = [];
   for (const outcome of request.results) {
@@ -21,7 +21,7 @@ export async function commitStep(request: CommitRequest, options: CommitOptions 
     else results.push(outcome);
   }
   const table = await openTable(request.plan.table);
-  const { table: _t, ...result } = await commitCompaction(table, request.plan, results, options);
+  const result = await commitCompaction(table, request.plan, results, options);
   return { ...result, abortedGroups: [...result.abortedGroups, ...failed.map((f) => ({ groupId: f.groupId, reason: failureReason(f.error) }))] };
 }
 
@@ -32,7 +32,7 @@ export interface CommitStateInput {
 }
 
 /** Reads back what travelled by reference (a stored plan's groups, a Distributed Map's results), then commits. */
-export async function commitStateStep(input: CommitStateInput, options: CommitOptions & FileIOOptions = {}): Promise<CommitResult> {
+export async function commitStateStep(input: CommitStateInput, options: CompactionCommitOptions & FileIOOptions = {}): Promise<CompactionCommitResult> {
   const plan = await loadPlan(input.plan, options);
   const results = isMapResultWriterOutput(input.results) ? await readMapResults(input.results, options) : input.results;
   return commitStep({ plan, results }, options);

@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
-import type { CommitOptions } from '../compaction/commit.js';
-import type { CommitResult, GroupResult, Plan, PlanRequest } from '../compaction/messages.js';
+import type { CompactionCommitOptions } from '../compaction/commit.js';
+import type { CompactionCommitResult, GroupResult, Plan, PlanRequest } from '../compaction/messages.js';
 import type { RewriteOptions } from '../compaction/rewriter.js';
 import { commitStep, planStep, rewriteStep } from './steps.js';
 
@@ -9,14 +9,14 @@ export type ProgressEvent =
   | { readonly kind: 'planned'; readonly plan: Plan }
   | { readonly kind: 'group-done'; readonly groupId: string; readonly result: GroupResult }
   | { readonly kind: 'group-failed'; readonly groupId: string; readonly error: string }
-  | { readonly kind: 'committed'; readonly commit: CommitResult };
+  | { readonly kind: 'committed'; readonly commit: CompactionCommitResult };
 
 export interface LocalRunOptions {
   /** Worker threads rewriting groups at once (default: the machine's cores); 0 rewrites in this thread. */
   readonly parallelism?: number;
   readonly dryRun?: boolean;
   readonly rewrite?: RewriteOptions;
-  readonly commit?: CommitOptions;
+  readonly commit?: CompactionCommitOptions;
   readonly nowMs?: number;
   readonly onProgress?: (e: ProgressEvent) => void;
 }
@@ -37,7 +37,7 @@ export interface RunReport {
   readonly plan: Plan;
   readonly results: readonly GroupResult[];
   readonly failed: readonly { readonly groupId: string; readonly error: string }[];
-  readonly commit: CommitResult | null;
+  readonly commit: CompactionCommitResult | null;
   readonly summary: RunSummary;
 }
 
@@ -47,7 +47,7 @@ export async function runCompaction(request: PlanRequest, options: LocalRunOptio
   const plan = await planStep(request, options.nowMs !== undefined ? { nowMs: options.nowMs } : {});
   options.onProgress?.({ kind: 'planned', plan });
   if (options.dryRun || plan.groups.length === 0) {
-    return { plan, results: [], failed: [], commit: null, summary: summarize(plan, [], null, performance.now() - started) };
+    return { plan, results: [], failed: [], commit: null, summary: runSummary(plan, [], null, performance.now() - started) };
   }
   const results: GroupResult[] = [];
   const failed: { groupId: string; error: string }[] = [];
@@ -75,12 +75,12 @@ export async function runCompaction(request: PlanRequest, options: LocalRunOptio
   // Commit in plan order, whatever order the groups finished in.
   const order = new Map(plan.groups.map((g, i) => [g.id, i]));
   results.sort((a, b) => order.get(a.groupId)! - order.get(b.groupId)!);
-  let commit: CommitResult | null = null;
+  let commit: CompactionCommitResult | null = null;
   if (results.length > 0) {
     commit = await commitStep({ plan, results }, options.commit);
     options.onProgress?.({ kind: 'committed', commit });
   }
-  return { plan, results, failed, commit, summary: summarize(plan, results, commit, performance.now() - started) };
+  return { plan, results, failed, commit, summary: runSummary(plan, results, commit, performance.now() - started) };
 }
 
 async function rewriteInWorkers(
@@ -118,7 +118,7 @@ async function rewriteInWorkers(
   );
 }
 
-function summarize(plan: Plan, results: readonly GroupResult[], commit: CommitResult | null, durationMs: number): RunSummary {
+function runSummary(plan: Plan, results: readonly GroupResult[], commit: CompactionCommitResult | null, durationMs: number): RunSummary {
   const committed = new Set(commit?.committedGroups ?? []);
   const done = results.filter((r) => committed.has(r.groupId));
   const groups = new Map(plan.groups.map((g) => [g.id, g]));

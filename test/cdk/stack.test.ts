@@ -12,7 +12,7 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PackiceCompaction, WASM_FILES } from '../../cdk/packice-construct.js';
 import { EXAMPLE_TABLE_LOCATIONS, PackiceStack, tableLocationsFromContext } from '../../cdk/packice-stack.js';
-import type { CommitResult, GroupResult, Plan } from '../../lib/compaction/messages.js';
+import type { CompactionCommitResult, GroupResult, Plan } from '../../lib/compaction/messages.js';
 import { S3FileIO } from '../../lib/io/s3.js';
 import { rewriteRequestOf } from '../../lib/pipeline/rewrite-request.js';
 import { REPO_ROOT, tempDir } from '../support/fixtures.js';
@@ -350,7 +350,7 @@ describe('bundles from the cloud assembly, each copied alone into an empty folde
     const plan = planned.results[0].result!;
     const rewritten = invoke<GroupResult>('rewrite', plan.groups.map((g) => rewriteRequestOf(plan, g.id)), endpoint);
     const results = rewritten.results.map((r) => r.result!);
-    const committed = invoke<CommitResult>('commit', [{ plan, results }], endpoint);
+    const committed = invoke<CompactionCommitResult>('commit', [{ plan, results }], endpoint);
     const commit = committed.results[0].result!;
 
     // Assess
