@@ -12,6 +12,7 @@ import type { FileScanTask, ScanPlan } from '../iceberg/scan-planning.js';
 import { specsById, type TableMetadata } from '../iceberg/table-metadata.js';
 import type { StructType } from '../iceberg/types.js';
 import { partitionToJson, partitionTypeOf } from '../iceberg/data-file-json.js';
+import type { PartitionRef } from './messages.js';
 import type { PartitionFilter } from './partition-filter.js';
 import type { ResolvedPolicy } from './policy.js';
 
@@ -22,14 +23,11 @@ export type FileReason = (typeof FILE_REASONS)[number];
 /** The only format the rewriter reads and writes. */
 const REWRITABLE_FORMAT = 'PARQUET';
 
-/** What is known about one live data file, from metadata only. */
-export interface FileFacts {
+/** What is known about one live data file, from metadata only; the partition is the file's. */
+export interface FileFacts extends PartitionRef {
   readonly task: FileScanTask;
   /** `partitionKey(specId, partition)`: files group by spec and partition. */
   readonly key: string;
-  /** Partition values in their JSON single-value form. */
-  readonly partition: Record<string, unknown>;
-  readonly partitionPath: string;
   /** The deletes a rewrite applies: the DV or position deletes, and equality deletes in major mode. */
   readonly deletes: readonly DeleteFileRef[];
   /**
@@ -44,12 +42,9 @@ export interface FileFacts {
   readonly unrewritable?: string;
 }
 
-/** The live data files of one partition: one spec id and partition tuple. */
-export interface PartitionFacts {
+/** The live data files of one partition. */
+export interface PartitionFacts extends PartitionRef {
   readonly key: string;
-  readonly specId: number;
-  readonly partition: Record<string, unknown>;
-  readonly partitionPath: string;
   /** By file path. */
   readonly files: readonly FileFacts[];
   /** Time (ms) of the newest snapshot still in the metadata that added one of its files. */
@@ -116,6 +111,7 @@ export function fileFacts(metadata: TableMetadata, scan: ScanPlan, policy: Resol
     return {
       task,
       key: partitionKey(f.specId, f.partition),
+      specId: f.specId,
       partition: partitionToJson(f.partition, type),
       partitionPath: partitionToPath(specs.get(f.specId)!, f.partition, type),
       deletes,
@@ -152,7 +148,7 @@ export function partitionsOf(metadata: TableMetadata, facts: readonly FileFacts[
     }
     out.push({
       key,
-      specId: first.task.dataFile.specId,
+      specId: first.specId,
       partition: first.partition,
       partitionPath: first.partitionPath,
       files,

@@ -9,7 +9,7 @@ import { FileContent } from '../iceberg/manifest.js';
 import { planFiles } from '../iceberg/scan-planning.js';
 import type { TableMetadata } from '../iceberg/table-metadata.js';
 import { FILE_REASONS, fileFacts, partitionsOf } from './file-facts.js';
-import type { CompactionPolicy, Plan, TableSummary } from './messages.js';
+import type { CompactionPolicy, PartitionRef, Plan, TableSummary } from './messages.js';
 import { planFromScan } from './planner.js';
 import { resolvePolicy, type ResolvedPolicy } from './policy.js';
 
@@ -44,10 +44,7 @@ export interface PartitionFix {
   readonly filesAfter: number;
 }
 
-export interface PartitionHealth {
-  readonly specId: number;
-  readonly partition: Record<string, unknown>;
-  readonly partitionPath: string;
+export interface PartitionHealth extends PartitionRef {
   readonly dataFiles: number;
   readonly dataBytes: number;
   readonly records: number;

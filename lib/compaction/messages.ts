@@ -57,12 +57,17 @@ export interface GroupEstimate {
   readonly liveRows: number;
 }
 
-export interface FileGroup {
-  readonly id: string;
+/** One partition of one spec. */
+export interface PartitionRef {
   readonly specId: number;
+  /** Partition values in their JSON single-value form. */
   readonly partition: Record<string, unknown>;
   /** Human-readable partition, e.g. `action=click/ts_hour=2026-01-01-10`. */
   readonly partitionPath: string;
+}
+
+export interface FileGroup extends PartitionRef {
+  readonly id: string;
   readonly inputs: readonly GroupInput[];
   readonly estimate: GroupEstimate;
   /** Why the planner picked it: `too-small`, `too-large`, `deletes`, `delete-ratio`. */

@@ -131,23 +131,17 @@ export function parsePartitionFilter(text: string, fieldNames: readonly string[]
     return { type: 'cmp', field: name, op, literal: lit };
   };
 
-  const and = (): Node => {
-    let left = unary();
-    while (isWord(peek(), 'and')) {
+  // `operand (word operand)*`, left-associative: and binds tighter than or.
+  const chain = (word: 'and' | 'or', operand: () => Node): Node => {
+    let left = operand();
+    while (isWord(peek(), word)) {
       next();
-      left = { type: 'and', left, right: unary() };
+      left = { type: word, left, right: operand() };
     }
     return left;
   };
-
-  const or = (): Node => {
-    let left = and();
-    while (isWord(peek(), 'or')) {
-      next();
-      left = { type: 'or', left, right: and() };
-    }
-    return left;
-  };
+  const and = (): Node => chain('and', unary);
+  const or = (): Node => chain('or', and);
 
   if (peek().kind === 'end') fail('the filter is empty');
   const root = or();
