@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { ValidationError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
 import { normalizePath } from '../io/path.js';
-import { deleteFileKey } from './delete-file.js';
+import { deleteFileKey, isDeletionVector } from './delete-file.js';
 import { newMetadataLocation } from './locations.js';
 import { FileContent, ManifestWriter, readManifest, type DataFile, type ManifestEntry } from './manifest.js';
 import { readManifestList, writeManifestList, type ManifestFile } from './manifest-list.js';
@@ -86,10 +86,10 @@ export async function produceSnapshot(io: FileIO, base: TableMetadata, changes: 
   for (const f of addedDeletes) {
     if (f.content === FileContent.Data) throw new ValidationError(`${f.filePath} is a data file, added as a delete file`);
     if (v < 2) throw new ValidationError(`delete files need format version 2 or later: ${f.filePath}`);
-    if (v >= 3 && f.content === FileContent.PositionDeletes && f.fileFormat !== 'PUFFIN') {
+    if (v >= 3 && f.content === FileContent.PositionDeletes && !isDeletionVector(f)) {
       throw new ValidationError(`Must use DVs for position deletes in V${v}: ${f.filePath}`);
     }
-    if (v === 2 && f.fileFormat === 'PUFFIN') throw new ValidationError(`Must not use DVs for position deletes in V2: ${f.filePath}`);
+    if (v === 2 && isDeletionVector(f)) throw new ValidationError(`Must not use DVs for position deletes in V2: ${f.filePath}`);
   }
 
   // New manifests first, one per spec and content, as Java orders them.
@@ -217,7 +217,7 @@ function snapshotSummary(
       inc(sign === 'added' ? 'added-records' : 'deleted-records', f.recordCount);
     } else {
       inc(sign === 'added' ? 'added-delete-files' : 'removed-delete-files', 1n);
-      if (f.fileFormat === 'PUFFIN') inc(sign === 'added' ? 'added-dvs' : 'removed-dvs', 1n);
+      if (isDeletionVector(f)) inc(sign === 'added' ? 'added-dvs' : 'removed-dvs', 1n);
       inc(
         f.content === FileContent.PositionDeletes
           ? sign === 'added' ? 'added-position-deletes' : 'removed-position-deletes'

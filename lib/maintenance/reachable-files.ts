@@ -6,6 +6,7 @@
  */
 import { NotFoundError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
+import { isDeletionVector } from '../iceberg/delete-file.js';
 import { isJsonObject, type JsonObject } from '../iceberg/json.js';
 import { FileContent, ManifestEntryStatus, readManifestFile } from '../iceberg/manifest.js';
 import { readManifestList } from '../iceberg/manifest-list.js';
@@ -82,10 +83,10 @@ export interface Reached {
   readonly manifests: Set<string>;
 }
 
-function fileKind(content: number, format: string): FileKind {
-  if (content === FileContent.Data) return 'data';
-  if (content === FileContent.EqualityDeletes) return 'equality-deletes';
-  return format.toUpperCase() === 'PUFFIN' ? 'deletion-vector' : 'position-deletes';
+function fileKind(f: { content: FileContent; fileFormat: string }): FileKind {
+  if (f.content === FileContent.Data) return 'data';
+  if (f.content === FileContent.EqualityDeletes) return 'equality-deletes';
+  return isDeletionVector(f) ? 'deletion-vector' : 'position-deletes';
 }
 
 async function ifPresent<T>(missing: ReachOptions['missing'], read: () => Promise<T>): Promise<T | undefined> {
@@ -167,7 +168,7 @@ export async function reachableFromSnapshots(
       for await (const e of opened.entries) {
         if (options.entries === 'live' && e.status === ManifestEntryStatus.Deleted) continue;
         const f = e.dataFile;
-        into.add({ path: f.filePath, kind: fileKind(f.content, f.fileFormat), size: Number(f.fileSizeInBytes) });
+        into.add({ path: f.filePath, kind: fileKind(f), size: Number(f.fileSizeInBytes) });
       }
     }
     options.onManifest?.(++read, toRead.length);
