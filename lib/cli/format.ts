@@ -170,6 +170,7 @@ export function formatRunReport(r: RunReport, dryRun: boolean): string {
   lines.push(`  rows      ${s.rowsIn} live rows in, ${s.rowsOut} out (checksums match)`);
   lines.push(`  write amplification ${s.writeAmplification.toFixed(2)} (bytes written / table bytes)`);
   if (r.commit?.snapshotId) lines.push(`  snapshot  ${r.commit.snapshotId} (${r.commit.attempts} attempt${r.commit.attempts === 1 ? '' : 's'})`);
+  if ((r.commit?.deletesRebased ?? 0) > 0) lines.push(`  rebased   ${r.commit!.deletesRebased} concurrent delete file(s) onto the rewritten files`);
   for (const a of r.commit?.abortedGroups ?? []) lines.push(`  aborted   ${a.groupId}: ${a.reason}`);
   for (const f of r.failed) lines.push(`  failed    ${f.groupId}: ${f.error}`);
   return `${lines.join('\n')}\n`;

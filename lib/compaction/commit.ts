@@ -11,6 +11,7 @@ import { produceSnapshot } from '../iceberg/snapshot-producer.js';
 import { Operation } from '../iceberg/snapshot.js';
 import { dataFileFromJson } from '../iceberg/data-file-json.js';
 import type { AbortedGroup, CompactionCommitResult, FileGroup, GroupResult, Plan } from './messages.js';
+import { rebaseDeletes, type RebaseRequest } from './rebase.js';
 
 /** Snapshot summary key listing the compaction maps a commit brought in. */
 export const COMPACTION_MAPS_SUMMARY = 'packice.compaction-maps';
@@ -27,15 +28,19 @@ interface Attempt {
   readonly aborted: AbortedGroup[];
   readonly removed: number;
   readonly added: number;
+  /** Concurrent position delete files and deletion vectors carried over to the outputs. */
+  readonly rebased: number;
 }
 
 /**
  * Swaps the rewritten files in with one `replace` snapshot (or one per K groups).
  * Optimistic: on a conflict the table is reloaded and every group re-validated. A group
- * whose input is gone, or that a writer added a position delete or deletion vector to
- * meanwhile, is aborted (its delete is never dropped); the rest commit. Rewritten files
- * take the starting snapshot's sequence number, so equality deletes committed meanwhile
- * still apply to them. Work already committed is recognised and not committed twice.
+ * whose input is gone is aborted; the rest commit. A position delete or deletion vector a
+ * writer added to an input meanwhile is rebased: translated through the group's compaction
+ * map and written for the outputs in the same snapshot, where it takes the commit's sequence
+ * number, above the outputs' (a sort rewrite writes no map: its group aborts instead).
+ * Rewritten files take the starting snapshot's sequence number, so equality deletes committed
+ * meanwhile still apply to them. Work already committed is recognised and not committed twice.
  * The results are the truth about what each rewrite did; the commit re-reads metadata only.
  */
 export async function commitCompaction(
@@ -52,6 +57,7 @@ export async function commitCompaction(
   let attempts = 0;
   let removed = 0;
   let added = 0;
+  let rebased = 0;
   for (let i = 0; i < results.length; i += per) {
     const chunk = results.slice(i, i + per);
     let last: Attempt | undefined;
@@ -73,6 +79,7 @@ export async function commitCompaction(
       if (r.committed) {
         removed += last.removed;
         added += last.added;
+        rebased += last.rebased;
       }
     }
   }
@@ -84,6 +91,7 @@ export async function commitCompaction(
     attempts,
     filesRemoved: removed,
     filesAdded: added,
+    deletesRebased: rebased,
   };
 }
 
@@ -115,6 +123,7 @@ async function buildChange(
   // The deletes the committed rewrites applied and made obsolete, as each GroupResult says.
   const appliedDeletes = new Map<string, DataFile>();
   const maps: string[] = [];
+  const rebase: RebaseRequest[] = [];
   for (const result of results) {
     const group = groups.get(result.groupId);
     if (!group) throw new ValidationError(`group ${result.groupId} is not in the plan`);
@@ -124,13 +133,18 @@ async function buildChange(
       committed.push(group.id);
       continue;
     }
-    const reason = validateGroup(group, outputs, live, concurrentDeletes, specsById(m)) ?? validateObsoleteDeletes(group, result, m);
+    const check = validateGroup(group, result, outputs, live, concurrentDeletes, specsById(m));
+    const reason = check.reason ?? validateObsoleteDeletes(group, result, m);
     if (reason !== undefined) {
       aborted.push({ groupId: group.id, reason });
       continue;
     }
     committed.push(group.id);
-    for (const input of group.inputs) removedFiles.push(live.get(normalizePath(input.file.filePath))!.dataFile);
+    const inputs = group.inputs.map((input) => live.get(normalizePath(input.file.filePath))!.dataFile);
+    removedFiles.push(...inputs);
+    if (check.rebase.length > 0) {
+      rebase.push({ groupId: group.id, compactionMap: result.compactionMap!, inputs, outputs, deletes: check.rebase });
+    }
     const seq = group.outputSequenceNumber !== undefined ? BigInt(group.outputSequenceNumber) : startingSeq;
     for (const o of outputs) addedFiles.push({ file: o, dataSequenceNumber: seq });
     for (const d of result.obsoleteDeletes) {
@@ -140,12 +154,17 @@ async function buildChange(
     }
     if (result.compactionMap) maps.push(result.compactionMap);
   }
-  const attempt = { committed, aborted, removed: removedFiles.length, added: addedFiles.length };
+  const attempt = { committed, aborted, removed: removedFiles.length, added: addedFiles.length, rebased: 0 };
   if (removedFiles.length === 0) return { attempt };
 
+  // Written again on every attempt: a retry may find more concurrent deletes.
+  const rebased = await rebaseDeletes(base.io, m, rebase, livePlan.deleteRefs);
   const obsolete = [...appliedDeletes.values(), ...deletesNoFileNeeds(m, livePlan, removedFiles, addedFiles, concurrentDeletes)];
+  const dropped = new Set(obsolete.map(deleteFileKey));
+  for (const d of rebased.removed) if (!dropped.has(deleteFileKey(d))) obsolete.push(d);
   const changes = await produceSnapshot(base.io, m, {
     addedDataFiles: addedFiles,
+    addedDeleteFiles: rebased.added,
     removedFiles: [...removedFiles, ...obsolete],
     operation: Operation.Replace,
     summary: {
@@ -153,7 +172,7 @@ async function buildChange(
       [COMPACTION_GROUPS_SUMMARY]: String(committed.length),
     },
   });
-  return { attempt: { ...attempt, removed: removedFiles.length + obsolete.length }, changes };
+  return { attempt: { ...attempt, removed: removedFiles.length + obsolete.length, rebased: rebased.files }, changes };
 }
 
 async function deletesAddedSince(base: Table, plan: Plan, livePlan: ScanPlan): Promise<DeleteFileRef[]> {
@@ -163,18 +182,23 @@ async function deletesAddedSince(base: Table, plan: Plan, livePlan: ScanPlan): P
   return livePlan.deleteRefs.filter((d) => !before.has(deleteFileKey(d.file)));
 }
 
-/** Why a group can't commit now, or undefined when it can. */
+/**
+ * Why a group can't commit now (undefined when it can), and the concurrent position deletes and
+ * deletion vectors reaching its inputs, which the commit rebases onto its outputs.
+ */
 function validateGroup(
   group: FileGroup,
+  result: GroupResult,
   outputs: readonly DataFile[],
   live: ReadonlyMap<string, { readonly dataFile: DataFile; readonly dataSequenceNumber: bigint }>,
   concurrent: readonly DeleteFileRef[],
   specs: ReadonlyMap<number, PartitionSpec>,
-): string | undefined {
+): { reason?: string; rebase: DataFile[] } {
+  const rebase = new Map<string, DataFile>();
   for (const input of group.inputs) {
     const path = normalizePath(input.file.filePath);
     const task = live.get(path);
-    if (!task) return `input ${input.file.filePath} is no longer live (removed by another commit)`;
+    if (!task) return { reason: `input ${input.file.filePath} is no longer live (removed by another commit)`, rebase: [] };
     const samePartition = (f: DataFile): boolean =>
       f.specId === task.dataFile.specId && partitionKey(f.specId, f.partition) === partitionKey(task.dataFile.specId, task.dataFile.partition);
     for (const d of concurrent) {
@@ -186,18 +210,29 @@ function validateGroup(
         const global = spec === undefined || isUnpartitioned(spec);
         const moved = outputs.some((o) => o.specId !== task.dataFile.specId || partitionKey(o.specId, o.partition) !== partitionKey(task.dataFile.specId, task.dataFile.partition));
         if (!global && moved && samePartition(f) && d.dataSequenceNumber > task.dataSequenceNumber) {
-          return `an equality delete scoped to the old partition of ${input.file.filePath} was committed concurrently (${f.filePath}); it would not reach the rewritten files`;
+          return {
+            reason: `an equality delete scoped to the old partition of ${input.file.filePath} was committed concurrently (${f.filePath}); it would not reach the rewritten files`,
+            rebase: [],
+          };
         }
         continue;
       }
       const target = referencedDataFile(f);
       const reaches = target !== undefined ? normalizePath(target) === path : samePartition(f);
       if (reaches && d.dataSequenceNumber >= task.dataSequenceNumber) {
-        return `a ${isDeletionVector(f) ? 'deletion vector' : 'position delete'} for input ${input.file.filePath} was committed concurrently (${f.filePath}); retry after it`;
+        if (result.compactionMap === undefined) {
+          return {
+            reason:
+              `a ${isDeletionVector(f) ? 'deletion vector' : 'position delete'} for input ${input.file.filePath} was committed concurrently (${f.filePath}); ` +
+              'the rewrite wrote no compaction map to rebase it through (a sort rewrite reorders rows); retry after it',
+            rebase: [],
+          };
+        }
+        rebase.set(deleteFileKey(f), f);
       }
     }
   }
-  return undefined;
+  return { rebase: [...rebase.values()] };
 }
 
 /**

@@ -136,6 +136,8 @@ export interface CompactionCommitResult {
   readonly attempts: number;
   readonly filesRemoved: number;
   readonly filesAdded: number;
+  /** Position delete files and deletion vectors committed meanwhile and rebased onto the outputs. */
+  readonly deletesRebased: number;
 }
 
 export type { DataFile, IcebergValue, Row };

@@ -1,8 +1,8 @@
 /**
  * Writers keep committing while a compaction runs, on a real S3-compatible server (moto):
  * equality deletes committed meanwhile still apply after the rewrite commits (sequence
- * numbers); a position delete committed meanwhile aborts only the group it reaches, and is
- * never dropped.
+ * numbers); a position delete or deletion vector committed meanwhile is rebased onto the
+ * rewritten files in the same snapshot, and never lost.
  */
 import { describe, expect, it } from 'vitest';
 import { loadTable } from '../../lib/catalog/table.js';
@@ -78,28 +78,32 @@ describe('compaction meets concurrent writers on S3', () => {
     expect(t.metadata.snapshots.at(-1)!.summary.operation).toBe('replace');
   });
 
-  it('a position delete committed meanwhile aborts only the group it reaches and is kept', async () => {
+  it('a position delete committed meanwhile is rebased onto the rewritten files; every group commits', async () => {
     const { location, s3Endpoint } = await s3Table(2);
     const plan = await planStep({ table: { location, s3Endpoint }, policy: POLICY });
     const results = await Promise.all(plan.groups.map((g) => rewriteStep({ plan, groupId: g.id })));
     await deleteRows(await loadTable(location, { s3Endpoint }), (r) => r.id === 9n); // category b
     const commit = await commitStep({ plan, results });
-    const groupB = plan.groups.find((g) => g.partition.category === 'b')!;
-    expect(commit.abortedGroups.map((a) => a.groupId)).toEqual([groupB.id]);
-    expect(commit.abortedGroups[0].reason).toMatch(/position delete/);
-    expect(commit.committedGroups).toEqual(plan.groups.filter((g) => g.id !== groupB.id).map((g) => g.id));
+    expect(commit.abortedGroups).toEqual([]);
+    expect([...commit.committedGroups].sort()).toEqual(plan.groups.map((g) => g.id).sort());
+    expect(commit.deletesRebased).toBe(1);
     expect(await ids(location, s3Endpoint)).toEqual(ALL.filter((i) => i !== 9));
   });
 
-  it('v3: a deletion vector committed meanwhile aborts its group; the row stays deleted', async () => {
+  it('v3: a deletion vector committed meanwhile is rebased onto the rewritten file; the row stays deleted', async () => {
     const { location, s3Endpoint } = await s3Table(3);
     const plan = await planStep({ table: { location, s3Endpoint }, policy: POLICY });
     const results = await Promise.all(plan.groups.map((g) => rewriteStep({ plan, groupId: g.id })));
     await deleteRows(await loadTable(location, { s3Endpoint }), (r) => r.id === 2n); // category a
     const commit = await commitStep({ plan, results });
-    expect(commit.abortedGroups.length).toBe(1);
-    expect(commit.abortedGroups[0].reason).toMatch(/deletion vector/);
-    expect(commit.committedGroups.length).toBe(1);
+    expect(commit.abortedGroups).toEqual([]);
+    expect(commit.committedGroups.length).toBe(2);
+    expect(commit.deletesRebased).toBe(1);
     expect(await ids(location, s3Endpoint)).toEqual(ALL.filter((i) => i !== 2));
+    const t = await loadTable(location, { s3Endpoint });
+    const p = await planFiles(t.io, t.metadata);
+    expect(p.tasks.length).toBe(2);
+    expect(p.deleteFiles.length).toBe(1);
+    expect(p.tasks.filter((task) => task.deletes.deletionVector !== undefined).length).toBe(1);
   });
 });

@@ -9,7 +9,6 @@ import { describe, expect, it } from 'vitest';
 import type { Table } from '../../lib/catalog/table.js';
 import { loadTable } from '../../lib/catalog/table.js';
 import { ValidationError } from '../../lib/errors.js';
-import type { FileInfo, FileIO, InputFile } from '../../lib/io/file-io.js';
 import { LocalFileIO } from '../../lib/io/local.js';
 import { planFiles, type FileScanTask } from '../../lib/iceberg/scan-planning.js';
 import type { Row } from '../../lib/iceberg/values.js';
@@ -21,6 +20,7 @@ import {
   appendRows, commitChanges, createNewTable, deleteByEquality, deleteRows, updateSpec,
 } from '../../lib/table/operations.js';
 import { tempDir } from '../support/fixtures.js';
+import { RecordingIO } from '../support/recording-io.js';
 import { editAvroFile, readAvroFile } from '../support/table-files.js';
 
 const io = new LocalFileIO();
@@ -453,44 +453,6 @@ describe('planner: minor mode', () => {
   });
 });
 
-/** A FileIO that records every path it is asked to read. */
-class RecordingIO implements FileIO {
-  readonly reads: string[] = [];
-  constructor(private readonly inner: FileIO) {}
-  read(path: string): Promise<Uint8Array> {
-    this.reads.push(path);
-    return this.inner.read(path);
-  }
-  readRange(path: string, start: number, end: number): Promise<Uint8Array> {
-    this.reads.push(path);
-    return this.inner.readRange(path, start, end);
-  }
-  newInputFile(path: string, knownLength?: number): InputFile {
-    this.reads.push(path);
-    return this.inner.newInputFile(path, knownLength);
-  }
-  stat(path: string): Promise<FileInfo> {
-    this.reads.push(path);
-    return this.inner.stat(path);
-  }
-  exists(path: string): Promise<boolean> {
-    this.reads.push(path);
-    return this.inner.exists(path);
-  }
-  write(path: string, data: Uint8Array | AsyncIterable<Uint8Array>): Promise<void> {
-    return this.inner.write(path, data);
-  }
-  createIfAbsent(path: string, data: Uint8Array): Promise<void> {
-    return this.inner.createIfAbsent(path, data);
-  }
-  list(prefix: string): AsyncIterable<FileInfo> {
-    this.reads.push(prefix);
-    return this.inner.list(prefix);
-  }
-  deleteMany(paths: readonly string[]): Promise<void> {
-    return this.inner.deleteMany(paths);
-  }
-}
 
 describe('planner: metadata only, deterministic', () => {
   for (const v of [2, 3] as const) {
