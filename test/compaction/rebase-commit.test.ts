@@ -100,6 +100,31 @@ describe('the compaction commit rebases concurrent position deletes', () => {
     });
   }
 
+  it('v3: a writer committing during the commit makes it retry; the retry rebases both writers\' vectors', async () => {
+    const t0 = await table(3);
+    const location = t0.location;
+    const { plan, results } = await rewriteAll(location);
+    await deleteRows(await loadTable(location), (r) => r.id === 3n);
+    // The commit's first metadata swap meets a second writer's deletion vector, committed just before it.
+    let interleaved = false;
+    const racing = new RecordingIO(io);
+    racing.createIfAbsent = async (path: string, data: Uint8Array): Promise<void> => {
+      if (!interleaved && /\.metadata\.json$/.test(path)) {
+        interleaved = true;
+        await deleteRows(await loadTable(location), (r) => r.id === 8n);
+      }
+      return io.createIfAbsent(path, data);
+    };
+    const commit = await commitCompaction(await loadTable(location, { io: racing }), plan, results);
+    expect(interleaved).toBe(true);
+    expect(commit.attempts).toBe(2);
+    expect(commit.abortedGroups).toEqual([]);
+    expect(commit.committedGroups.length).toBe(2);
+    // Both vectors (id 3's file, id 8's file) are rebased by the retry; the first attempt's work is discarded.
+    expect(commit.deletesRebased).toBe(2);
+    expect(await ids(location)).toEqual(LIVE.filter((i) => i !== 3 && i !== 8));
+  });
+
   it('a result without a compaction map (a sort rewrite) aborts its group with the reason; the delete stays', async () => {
     const t0 = await table(3);
     const { plan, results } = await rewriteAll(t0.location);
