@@ -12,6 +12,7 @@ import { LocalFileIO } from '../../lib/io/local.js';
 import { normalizePath } from '../../lib/io/path.js';
 import { isDeletionVector, referencedDataFile } from '../../lib/iceberg/delete-file.js';
 import { planFiles } from '../../lib/iceberg/scan-planning.js';
+import { formatRunReport } from '../../lib/cli/format.js';
 import { commitCompaction } from '../../lib/compaction/commit.js';
 import type { GroupResult, Plan } from '../../lib/compaction/messages.js';
 import { planStep, rewriteStep } from '../../lib/pipeline/steps.js';
@@ -67,6 +68,10 @@ describe('the compaction commit rebases concurrent position deletes', () => {
       expect([...commit.committedGroups].sort()).toEqual(plan.groups.map((g) => g.id).sort());
       // v2: one position delete file per partition; v3: one vector per data file hit.
       expect(commit.deletesRebased).toBe(v === 2 ? 2 : 4);
+      const summary = { filesIn: 8, filesOut: 2, bytesRead: 0, bytesWritten: 0, rowsIn: 32, rowsOut: 32, writeAmplification: 0, durationMs: 0 };
+      expect(formatRunReport({ plan, results, failed: [], commit, summary }, false)).toContain(
+        `rebased   ${v === 2 ? 2 : 4} concurrent delete file(s) onto the rewritten files`,
+      );
 
       const t = await loadTable(location);
       const outputs = await dataFilePaths(t);
