@@ -91,7 +91,8 @@ const requireHere = createRequire(import.meta.url);
  * picks parquet-wasm's CommonJS `node` build, which reads `${__dirname}/parquet_wasm_bg.wasm`,
  * and roaring-wasm's CommonJS build, which reads `${__dirname}/index.wasm`.
  */
-// Only the rewrite reads Parquet and deletion vectors; the other functions' bundles hold no wasm.
+// The rewrite reads Parquet and deletion vectors; the commit does only when it rebases a writer's
+// deletes (loaded lazily then). The other functions' bundles hold no wasm.
 export const WASM_FILES: readonly { readonly module: string; readonly fileName: string }[] = [
   { module: 'parquet-wasm/node/parquet_wasm_bg.wasm', fileName: 'parquet_wasm_bg.wasm' },
   { module: 'roaring-wasm/index.wasm', fileName: 'index.wasm' },
@@ -182,7 +183,7 @@ export class PackiceCompaction extends Construct {
         memorySize,
         timeout,
         environment: { NODE_OPTIONS: '--enable-source-maps' },
-        bundling: bundlingOptions(step === 'rewrite' ? WASM_FILES : []),
+        bundling: bundlingOptions(step === 'rewrite' || step === 'commit' ? WASM_FILES : []),
         ...extra,
       });
     this.workBucket =

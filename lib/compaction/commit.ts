@@ -11,7 +11,7 @@ import { produceSnapshot } from '../iceberg/snapshot-producer.js';
 import { Operation } from '../iceberg/snapshot.js';
 import { dataFileFromJson } from '../iceberg/data-file-json.js';
 import type { AbortedGroup, CompactionCommitResult, FileGroup, GroupResult, Plan } from './messages.js';
-import { rebaseDeletes, type RebaseRequest } from './rebase.js';
+import type { RebasedDeletes, RebaseRequest } from './rebase.js';
 
 /** Snapshot summary key listing the compaction maps a commit brought in. */
 export const COMPACTION_MAPS_SUMMARY = 'packice.compaction-maps';
@@ -158,7 +158,12 @@ async function buildChange(
   if (removedFiles.length === 0) return { attempt };
 
   // Written again on every attempt: a retry may find more concurrent deletes.
-  const rebased = await rebaseDeletes(base.io, m, rebase, livePlan.deleteRefs);
+  // rebase.js reads Parquet and deletion vectors: loaded only when a writer's deletes need it, so
+  // a plain commit (and the commit Lambda's cold start) never loads their wasm.
+  const rebased: RebasedDeletes =
+    rebase.length === 0
+      ? { added: [], removed: [], files: 0, positions: 0, dropped: 0 }
+      : await (await import('./rebase.js')).rebaseDeletes(base.io, m, rebase, livePlan.deleteRefs);
   const obsolete = [...appliedDeletes.values(), ...deletesNoFileNeeds(m, livePlan, removedFiles, addedFiles, concurrentDeletes)];
   const dropped = new Set(obsolete.map(deleteFileKey));
   for (const d of rebased.removed) if (!dropped.has(deleteFileKey(d))) obsolete.push(d);

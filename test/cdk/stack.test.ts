@@ -323,21 +323,22 @@ describe('bundles from the cloud assembly, each copied alone into an empty folde
     return { ...(JSON.parse(readFileSync(resultFile, 'utf8')) as Omit<Invocation<T>, 'stdout'>), stdout: run.stdout };
   }
 
-  it('hold index.js, and the .wasm files beside it only for the rewrite; no node_modules above them', () => {
+  it('hold index.js, and the .wasm files beside it only for the rewrite and the commit (which rebases deletes); no node_modules above them', () => {
     for (const step of STEPS) {
       const dir = assetDir(step);
-      const wasm = step === 'rewrite' ? ['index.wasm', 'parquet_wasm_bg.wasm'] : [];
+      const readsWasm = step === 'rewrite' || step === 'commit';
+      const wasm = readsWasm ? ['index.wasm', 'parquet_wasm_bg.wasm'] : [];
       expect(readdirSync(dir).sort()).toEqual(['index.js', 'index.js.map', ...wasm]);
-      for (const w of step === 'rewrite' ? WASM_FILES : []) {
+      for (const w of readsWasm ? WASM_FILES : []) {
         const source = join(REPO_ROOT, 'node_modules', w.module);
         expect(readFileSync(join(dir, w.fileName)).equals(readFileSync(source))).toBe(true);
       }
-      if (step !== 'rewrite') expect(readFileSync(join(dir, 'index.js'), 'utf8')).not.toContain('parquet_wasm_bg.wasm');
+      if (!readsWasm) expect(readFileSync(join(dir, 'index.js'), 'utf8')).not.toContain('parquet_wasm_bg.wasm');
       for (let d = dir; d !== dirname(d); d = dirname(d)) expect(existsSync(join(d, 'node_modules'))).toBe(false);
     }
   });
 
-  it('plan → rewrite → commit in clean processes compact a v3 table on S3 and keep its rows; only the rewrite loads wasm, once, at its first event', async () => {
+  it('plan → rewrite → commit in clean processes compact a v3 table on S3 and keep its rows; only the rewrite loads wasm, once, at its first event (a commit with nothing to rebase loads none)', async () => {
     // Prepare
     const endpoint = testS3Endpoint();
     const s3 = new S3FileIO({ endpoint });
