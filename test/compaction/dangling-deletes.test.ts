@@ -2,7 +2,8 @@
  * Dangling delete files (Iceberg's remove-dangling-deletes): a table on disk where a position
  * delete (v2) or deletion vector (v3) lost its data file and an equality delete has only newer data
  * left in its partition. The rule finds exactly those, health counts them, and `compact` drops them
- * in a `replace` snapshot that changes no data file and no row, as Java Iceberg 1.12 reads it.
+ * in a `replace` snapshot that changes no data file and no row, as Java Iceberg 1.12 reads it; the
+ * Flink upsert fixture carries two real ones.
  */
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -18,9 +19,10 @@ import { planFiles } from '../../lib/iceberg/scan-planning.js';
 import type { Row } from '../../lib/iceberg/values.js';
 import { LocalFileIO } from '../../lib/io/local.js';
 import { runCompaction } from '../../lib/pipeline/local-runner.js';
+import { relocateTable } from '../../lib/table/relocate.js';
 import { appendRows, commitChanges, createNewTable, deleteByEquality, deleteRows } from '../../lib/table/operations.js';
 import { sortRows } from '../support/canonical-rows.js';
-import { tempDir } from '../support/fixtures.js';
+import { FIXTURES, tempDir } from '../support/fixtures.js';
 import { ensureJavaHarness, javaRead } from '../support/java.js';
 import { liveRows, SMALL_TABLE_SCHEMA } from '../support/small-table.js';
 
@@ -149,5 +151,20 @@ describe('Java Iceberg 1.12 reads the same rows after dangling deletes are dropp
     const report = await runCompaction({ table: { location: t.location }, policy: NO_GROUPS }, { parallelism: 0 });
     expect(report.commit?.filesRemoved).toBe(2);
     expect(sortRows(await javaRead(t.location))).toEqual(before);
+  }, 300_000);
+
+  it('Flink upsert fixture: the first equality delete of each partition is dangling; dropping them changes no row', async () => {
+    const name = 'iceberg_v2_delete_equality_partitioned';
+    const location = join(tempDir(), name);
+    await relocateTable(join(FIXTURES, name), location);
+    const before = sortRows(await javaRead(location), 'i');
+    expect(before.length).toBe(6);
+    const t = await loadTable(location);
+    expect((await tableHealth(t.io, t.metadata, NO_GROUPS)).danglingDeleteFiles).toBe(2);
+    const report = await runCompaction({ table: { location }, policy: NO_GROUPS }, { parallelism: 0 });
+    expect(report.plan.groups).toEqual([]);
+    expect(report.commit?.filesRemoved).toBe(2);
+    expect((await planFiles(t.io, (await loadTable(location)).metadata)).deleteFiles.length).toBe(2);
+    expect(sortRows(await javaRead(location), 'i')).toEqual(before);
   }, 300_000);
 });
