@@ -3,7 +3,7 @@
  * delete (v2) or deletion vector (v3) lost its data file and an equality delete has only newer data
  * left in its partition. The rule finds exactly those, health counts them, and `compact` drops them
  * in a `replace` snapshot that changes no data file and no row, as Java Iceberg 1.12 reads it; the
- * Flink upsert fixture carries two real ones.
+ * Flink upsert fixture carries two real ones. The same on moto S3.
  */
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +17,8 @@ import { deleteFileKey, deleteFileReadBytes } from '../../lib/iceberg/delete-fil
 import { FileContent, type DataFile } from '../../lib/iceberg/manifest.js';
 import { planFiles } from '../../lib/iceberg/scan-planning.js';
 import type { Row } from '../../lib/iceberg/values.js';
+import type { FileIO } from '../../lib/io/file-io.js';
+import { fileIOFor } from '../../lib/io/index.js';
 import { LocalFileIO } from '../../lib/io/local.js';
 import { runCompaction } from '../../lib/pipeline/local-runner.js';
 import { relocateTable } from '../../lib/table/relocate.js';
@@ -24,6 +26,7 @@ import { appendRows, commitChanges, createNewTable, deleteByEquality, deleteRows
 import { sortRows } from '../support/canonical-rows.js';
 import { FIXTURES, tempDir } from '../support/fixtures.js';
 import { ensureJavaHarness, javaRead } from '../support/java.js';
+import { freshBucket, testS3Endpoint } from '../support/s3.js';
 import { liveRows, SMALL_TABLE_SCHEMA } from '../support/small-table.js';
 
 const io = new LocalFileIO();
@@ -47,8 +50,11 @@ async function deleteKeys(t: Table): Promise<string[]> {
  * b: an equality delete's only older data file is removed, newer data is appended after it;
  * c: a live data file with a delete that still applies. Dangling: a's and b's deletes.
  */
-async function tableWithDanglingDeletes(formatVersion: 2 | 3): Promise<{ table: Table; dangling: string[]; needed: string[] }> {
-  let t = await createNewTable(io, join(tempDir(), 't'), {
+async function tableWithDanglingDeletes(
+  formatVersion: 2 | 3,
+  at: { readonly io: FileIO; readonly location: string } = { io, location: join(tempDir(), 't') },
+): Promise<{ table: Table; dangling: string[]; needed: string[] }> {
+  let t = await createNewTable(at.io, at.location, {
     schema: SMALL_TABLE_SCHEMA,
     partitionFields: [{ sourceId: 2, name: 'category', transform: { kind: 'identity' } }],
     formatVersion,
@@ -167,4 +173,25 @@ describe('Java Iceberg 1.12 reads the same rows after dangling deletes are dropp
     expect((await planFiles(t.io, (await loadTable(location)).metadata)).deleteFiles.length).toBe(2);
     expect(sortRows(await javaRead(location), 'i')).toEqual(before);
   }, 300_000);
+});
+
+describe.each([2, 3] as const)('dangling deletes on moto S3, format v%i', (formatVersion) => {
+  it('compact drops them in a replace snapshot; no data file or row changes', async () => {
+    const s3Endpoint = testS3Endpoint();
+    const location = `s3://${await freshBucket()}/warehouse/events`;
+    const s3 = fileIOFor(location, { s3Endpoint });
+    const { table: t, needed } = await tableWithDanglingDeletes(formatVersion, { io: s3, location });
+    const rowsBefore = await liveRows(s3, location, s3Endpoint);
+    const dataBefore = (await planFiles(t.io, t.metadata)).tasks.map((x) => x.dataFile.filePath).sort();
+    expect((await tableHealth(t.io, t.metadata, NO_GROUPS)).danglingDeleteFiles).toBe(2);
+
+    const report = await runCompaction({ table: { location, s3Endpoint }, policy: NO_GROUPS }, { parallelism: 0 });
+    expect(report.commit?.filesRemoved).toBe(2);
+    const after = await loadTable(location, { s3Endpoint });
+    const snap = after.metadata.snapshots.find((s) => s.snapshotId === after.metadata.currentSnapshotId)!;
+    expect(snap.summary.operation).toBe('replace');
+    expect((await planFiles(after.io, after.metadata)).tasks.map((x) => x.dataFile.filePath).sort()).toEqual(dataBefore);
+    expect(await deleteKeys(after)).toEqual(needed);
+    expect(await liveRows(s3, location, s3Endpoint)).toEqual(rowsBefore);
+  });
 });
