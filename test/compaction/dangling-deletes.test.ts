@@ -7,6 +7,7 @@
  */
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { handler as commitHandler } from '../../functions/commit.js';
 import { loadTable, type Table } from '../../lib/catalog/table.js';
 import { DANGLING_DELETES_SUMMARY } from '../../lib/compaction/commit.js';
 import { danglingDeletes, danglingFigures } from '../../lib/compaction/dangling-deletes.js';
@@ -21,6 +22,7 @@ import type { FileIO } from '../../lib/io/file-io.js';
 import { fileIOFor } from '../../lib/io/index.js';
 import { LocalFileIO } from '../../lib/io/local.js';
 import { runCompaction } from '../../lib/pipeline/local-runner.js';
+import { planStep } from '../../lib/pipeline/steps.js';
 import { relocateTable } from '../../lib/table/relocate.js';
 import { appendRows, commitChanges, createNewTable, deleteByEquality, deleteRows } from '../../lib/table/operations.js';
 import { sortRows } from '../support/canonical-rows.js';
@@ -130,6 +132,15 @@ describe.each([2, 3] as const)('dangling deletes, format v%i', (formatVersion) =
     const again = await runCompaction({ table: { location: t.location }, policy: NO_GROUPS }, { parallelism: 0 });
     expect(again.commit).toBeNull();
     expect((await loadTable(t.location)).metadata.currentSnapshotId).toBe(after.metadata.currentSnapshotId);
+  });
+
+  it('the state machine path: a plan with no group and the Pass state\'s empty results; the commit handler drops them', async () => {
+    const { table: t, needed } = await tableWithDanglingDeletes(formatVersion);
+    const plan = await planStep({ table: { location: t.location }, policy: NO_GROUPS });
+    expect(plan.groups).toEqual([]);
+    const result = await commitHandler(JSON.parse(JSON.stringify({ plan, results: [] })));
+    expect([result.filesRemoved, result.committedGroups, result.abortedGroups]).toEqual([2, [], []]);
+    expect(await deleteKeys(await loadTable(t.location))).toEqual(needed);
   });
 
   it('a compaction that plans groups drops them with its groups', async () => {
