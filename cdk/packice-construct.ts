@@ -1,6 +1,6 @@
 /**
  * PackiceCompaction: the compaction state machine of DESIGN.md "Serverless shape" —
- * Plan → (no groups? done) → Map: Rewrite(group) → Commit — with its three Lambda functions,
+ * Plan → (no groups? done, or Commit to drop dangling deletes) → Map: Rewrite(group) → Commit — with its three Lambda functions,
  * least-privilege S3 access to the configured table locations, and alarms on failed, timed-out
  * and throttled executions.
  * Triggers and schedules are not part of it yet.
@@ -331,6 +331,11 @@ export class PackiceCompaction extends Construct {
     const anyGroups = new sfn.Choice(this, 'Any groups?')
       .when(sfn.Condition.isPresent('$.plan.groupsFile'), rewriteStoredGroups.next(commit))
       .when(sfn.Condition.isPresent('$.plan.groups[0]'), rewriteGroups.next(commit))
+      // No group, but delete files no live data file needs: the commit drops them on their own.
+      .when(
+        sfn.Condition.isPresent('$.plan.danglingDeletes'),
+        new sfn.Pass(this, 'Drop dangling deletes', { result: sfn.Result.fromArray([]), resultPath: '$.results' }).next(commit),
+      )
       .otherwise(new sfn.Succeed(this, 'Nothing to compact'));
     return plan.next(anyGroups);
   }

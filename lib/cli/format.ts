@@ -101,6 +101,7 @@ export function formatPlan(p: Plan): string {
   lines.push(`delete files  ${s.deleteFilesBefore} -> ${s.deleteFilesAfter}`);
   lines.push(`bytes         ${formatBytes(s.bytesBefore)} -> ${formatBytes(s.bytesAfter)}`);
   lines.push(`rewrite ratio ${s.rewriteRatio.toFixed(3)} (data bytes rewritten / data bytes)`);
+  if (p.danglingDeletes) lines.push(`dangling      ${danglingText(p.danglingDeletes)}: compaction drops them`);
   for (const k of p.skipped) lines.push(`skipped       ${k.path}: ${k.reason}`);
   return `${lines.join('\n')}\n`;
 }
@@ -110,6 +111,9 @@ export function formatHealth(h: TableHealth): string {
   lines.push(`table         ${h.location} (v${h.formatVersion}, snapshot ${h.snapshotId ?? '(none)'})`);
   lines.push(`data files    ${h.dataFiles} (${formatBytes(h.dataBytes)}, ${h.records} records, average ${formatBytes(h.averageFileBytes)})`);
   lines.push(`delete files  ${h.deleteFiles} (${formatBytes(h.deleteBytes)}), ~${Math.round(h.deletedRecords)} rows deleted (${formatPercent(h.deletedFraction)})`);
+  if (h.danglingDeleteFiles > 0) {
+    lines.push(`dangling      ${danglingText({ files: h.danglingDeleteFiles, bytes: h.danglingDeleteBytes })}: compact drops them`);
+  }
   lines.push(
     `policy        target ${formatBytes(h.policy.targetFileSizeBytes)}, small < ${formatBytes(h.policy.minFileSizeBytes)}, ` +
       `large > ${formatBytes(h.policy.maxFileSizeBytes)}, ${h.policy.mode}${h.policy.where ? `, where ${h.policy.where}` : ''}`,
@@ -151,16 +155,30 @@ export function formatHealth(h: TableHealth): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** "2 delete files (1.2 KiB) no live data file needs". */
+function danglingText(d: { readonly files: number; readonly bytes: number }): string {
+  return `${d.files} delete file${d.files === 1 ? '' : 's'} (${formatBytes(d.bytes)}) no live data file needs`;
+}
+
 /** What `packice compact` prints: a dry run's plan in one line, else what ran and committed. */
 export function formatRunReport(r: RunReport, dryRun: boolean): string {
   const lines: string[] = [];
   const p = r.plan;
-  if (p.groups.length === 0) return `nothing to compact: no partition crosses the thresholds (${p.summary.dataFilesBefore} data files)\n`;
+  const dangling = p.danglingDeletes;
+  if (p.groups.length === 0) {
+    lines.push(`nothing to compact: no partition crosses the thresholds (${p.summary.dataFilesBefore} data files)`);
+    if (dangling && dryRun) lines.push(`dry run: would drop ${danglingText(dangling)}`);
+    else if (r.commit?.snapshotId) {
+      lines.push(`dropped ${r.commit.filesRemoved} dangling delete file${r.commit.filesRemoved === 1 ? '' : 's'} in snapshot ${r.commit.snapshotId}`);
+    }
+    return `${lines.join('\n')}\n`;
+  }
   if (dryRun) {
     lines.push(
       `dry run: ${p.groups.length} groups would rewrite ${p.groups.reduce((n, g) => n + g.inputs.length, 0)} files ` +
         `(${formatBytes(p.groups.reduce((n, g) => n + g.estimate.bytesToRead, 0))}); data files ${p.summary.dataFilesBefore} -> ~${p.summary.dataFilesAfter}`,
     );
+    if (dangling) lines.push(`dry run: the commit would also drop ${danglingText(dangling)}`);
     return `${lines.join('\n')}\n`;
   }
   const s = r.summary;
@@ -169,6 +187,7 @@ export function formatRunReport(r: RunReport, dryRun: boolean): string {
   lines.push(`  bytes     ${formatBytes(s.bytesRead)} read, ${formatBytes(s.bytesWritten)} written`);
   lines.push(`  rows      ${s.rowsIn} live rows in, ${s.rowsOut} out (checksums match)`);
   lines.push(`  write amplification ${s.writeAmplification.toFixed(2)} (bytes written / table bytes)`);
+  if (dangling && r.commit?.snapshotId) lines.push(`  dangling  ${danglingText(dangling)} at the plan, dropped with the groups`);
   if (r.commit?.snapshotId) lines.push(`  snapshot  ${r.commit.snapshotId} (${r.commit.attempts} attempt${r.commit.attempts === 1 ? '' : 's'})`);
   if ((r.commit?.deletesRebased ?? 0) > 0) lines.push(`  rebased   ${r.commit!.deletesRebased} concurrent delete file(s) onto the rewritten files`);
   for (const a of r.commit?.abortedGroups ?? []) lines.push(`  aborted   ${a.groupId}: ${a.reason}`);

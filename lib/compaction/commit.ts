@@ -2,7 +2,7 @@ import { commitTable, type Table } from '../catalog/table.js';
 import { ValidationError } from '../errors.js';
 import { normalizePath } from '../io/path.js';
 import { deleteFileKey, isDeletionVector, referencedDataFile } from '../iceberg/delete-file.js';
-import { DeleteFileIndex, type DeleteFileRef } from '../iceberg/delete-index.js';
+import type { DeleteFileRef } from '../iceberg/delete-index.js';
 import { FileContent, type DataFile } from '../iceberg/manifest.js';
 import { isUnpartitioned, partitionKey, type PartitionSpec } from '../iceberg/partition.js';
 import { planFiles, type ScanPlan } from '../iceberg/scan-planning.js';
@@ -10,6 +10,7 @@ import { ancestorsOf, specsById, type TableMetadata } from '../iceberg/table-met
 import { produceSnapshot } from '../iceberg/snapshot-producer.js';
 import { Operation } from '../iceberg/snapshot.js';
 import { dataFileFromJson } from '../iceberg/data-file-json.js';
+import { danglingDeletes, deletesNoFileNeeds, type LiveDataFile } from './dangling-deletes.js';
 import type { AbortedGroup, CompactionCommitResult, FileGroup, GroupResult, Plan } from './messages.js';
 import type { RebasedDeletes, RebaseRequest } from './rebase.js';
 
@@ -95,6 +96,48 @@ export async function commitCompaction(
   };
 }
 
+/** Snapshot summary key: how many dangling delete files a commit dropped on its own. */
+export const DANGLING_DELETES_SUMMARY = 'packice.dangling-deletes';
+
+/**
+ * Drops the dangling delete files (see dangling-deletes.ts) in their own `replace` snapshot, for
+ * when no group is planned; a compaction commit drops them with its groups. Recomputed on the
+ * table each attempt commits on; deletes committed after the plan started are left to a later run.
+ * No snapshot is written when none is dangling.
+ */
+export async function commitDanglingDeletes(
+  table: Table,
+  plan: Plan,
+  options: Pick<CompactionCommitOptions, 'retries'> = {},
+): Promise<CompactionCommitResult> {
+  let removed = 0;
+  const r = await commitTable(
+    table,
+    async (base) => {
+      const scan = await planFiles(base.io, base.metadata);
+      const fresh = new Set((await deletesAddedSince(base, plan, scan)).map((d) => deleteFileKey(d.file)));
+      const dangling = danglingDeletes(base.metadata, scan).filter((d) => !fresh.has(deleteFileKey(d.file)));
+      removed = dangling.length;
+      if (dangling.length === 0) return undefined;
+      return produceSnapshot(base.io, base.metadata, {
+        removedFiles: dangling.map((d) => d.file),
+        operation: Operation.Replace,
+        summary: { [DANGLING_DELETES_SUMMARY]: String(dangling.length) },
+      });
+    },
+    { ...(options.retries !== undefined ? { retries: options.retries } : {}) },
+  );
+  return {
+    snapshotId: r.committed ? (r.table.metadata.currentSnapshotId?.toString() ?? null) : null,
+    committedGroups: [],
+    abortedGroups: [],
+    attempts: r.attempts,
+    filesRemoved: r.committed ? removed : 0,
+    deletesRebased: 0,
+    filesAdded: 0,
+  };
+}
+
 async function buildChange(
   base: Table,
   plan: Plan,
@@ -164,7 +207,7 @@ async function buildChange(
     rebase.length === 0
       ? { added: [], removed: [], files: 0, positions: 0, dropped: 0 }
       : await (await import('./rebase.js')).rebaseDeletes(base.io, m, rebase, livePlan.deleteRefs);
-  const obsolete = [...appliedDeletes.values(), ...deletesNoFileNeeds(m, livePlan, removedFiles, addedFiles, concurrentDeletes)];
+  const obsolete = [...appliedDeletes.values(), ...deletesDroppedWith(m, livePlan, removedFiles, addedFiles, concurrentDeletes)];
   const dropped = new Set(obsolete.map(deleteFileKey));
   for (const d of rebased.removed) if (!dropped.has(deleteFileKey(d))) obsolete.push(d);
   const changes = await produceSnapshot(base.io, m, {
@@ -262,7 +305,7 @@ function validateObsoleteDeletes(group: FileGroup, result: GroupResult, m: Table
  * scoped position deletes and equality deletes every target of which is rewritten, and deletes
  * whose data file was already gone (Java: RewriteFileGroup dangling DVs, dropDeleteFilesOlderThan).
  */
-function deletesNoFileNeeds(
+function deletesDroppedWith(
   m: TableMetadata,
   livePlan: ScanPlan,
   removed: readonly DataFile[],
@@ -270,28 +313,19 @@ function deletesNoFileNeeds(
   concurrent: readonly DeleteFileRef[],
 ): DataFile[] {
   const gone = new Set(removed.map((f) => normalizePath(f.filePath)));
-  const index = new DeleteFileIndex(specsById(m));
-  for (const d of livePlan.deleteRefs) {
-    index.add({ status: 1, snapshotId: null, sequenceNumber: d.dataSequenceNumber, fileSequenceNumber: null, dataFile: d.file });
-  }
-  const needed = new Set<string>();
-  const need = (file: DataFile, seq: bigint, positional: boolean): void => {
-    const a = index.forDataFile(file, seq);
-    if (positional) {
-      if (a.deletionVector) needed.add(deleteFileKey(a.deletionVector.file));
-      for (const d of a.positionDeletes) needed.add(deleteFileKey(d.file));
-    }
-    for (const d of a.equalityDeletes) needed.add(deleteFileKey(d.file));
-  };
-  for (const t of livePlan.tasks) if (!gone.has(normalizePath(t.dataFile.filePath))) need(t.dataFile, t.dataSequenceNumber, true);
-  // New files have new paths: no existing position delete or DV can name them.
-  for (const a of added) need(a.file, a.dataSequenceNumber, false);
+  const live: LiveDataFile[] = [
+    ...livePlan.tasks
+      .filter((t) => !gone.has(normalizePath(t.dataFile.filePath)))
+      .map((t) => ({ file: t.dataFile, dataSequenceNumber: t.dataSequenceNumber, positional: true })),
+    // New files have new paths: no existing position delete or DV can name them.
+    ...added.map((a) => ({ ...a, positional: false })),
+  ];
   const fresh = new Set(concurrent.map((d) => deleteFileKey(d.file)));
   const reportedByRewrite = (f: DataFile): boolean => {
     const target = referencedDataFile(f);
     return target !== undefined && gone.has(normalizePath(target));
   };
-  return livePlan.deleteRefs
+  return deletesNoFileNeeds(specsById(m), livePlan.deleteRefs, live)
     .map((d) => d.file)
-    .filter((f) => !needed.has(deleteFileKey(f)) && !fresh.has(deleteFileKey(f)) && !reportedByRewrite(f));
+    .filter((f) => !fresh.has(deleteFileKey(f)) && !reportedByRewrite(f));
 }

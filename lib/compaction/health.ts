@@ -8,6 +8,7 @@ import { deleteFileKey, deleteFileReadBytes } from '../iceberg/delete-file.js';
 import { FileContent } from '../iceberg/manifest.js';
 import { planFiles } from '../iceberg/scan-planning.js';
 import type { TableMetadata } from '../iceberg/table-metadata.js';
+import { danglingDeletes, danglingFigures } from './dangling-deletes.js';
 import { FILE_REASONS, fileFacts, partitionsOf } from './file-facts.js';
 import type { CompactionPolicy, PartitionRef, Plan, TableSummary } from './messages.js';
 import { planFromScan } from './planner.js';
@@ -79,6 +80,9 @@ export interface TableHealth {
   readonly deleteBytes: number;
   readonly deletedRecords: number;
   readonly deletedFraction: number;
+  /** Live delete files no live data file needs (dangling-deletes.ts), and their bytes: compaction drops them. */
+  readonly danglingDeleteFiles: number;
+  readonly danglingDeleteBytes: number;
   readonly histogram: readonly SizeBucket[];
   /** Partitions (those the policy's filter selects), by path. */
   readonly partitions: readonly PartitionHealth[];
@@ -166,6 +170,7 @@ export async function tableHealth(
   const dataBytes = sum(facts, (f) => Number(f.task.dataFile.fileSizeInBytes));
   const records = sum(facts, (f) => Number(f.task.dataFile.recordCount));
   const deletedRecords = sum(facts, (f) => f.deletedRecords);
+  const dangling = danglingFigures(danglingDeletes(metadata, scan));
   return {
     location: metadata.location,
     formatVersion: metadata.formatVersion,
@@ -179,6 +184,8 @@ export async function tableHealth(
     deleteBytes: sum(scan.deleteFiles, (d) => Number(deleteFileReadBytes(d))),
     deletedRecords,
     deletedFraction: records === 0 ? 0 : deletedRecords / records,
+    danglingDeleteFiles: dangling.files,
+    danglingDeleteBytes: dangling.bytes,
     histogram,
     partitions,
     partitionsNeedingCompaction: partitions.filter((p) => p.fix !== null).length,

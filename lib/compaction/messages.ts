@@ -99,6 +99,8 @@ export interface Plan {
   /** Files left alone because we cannot rewrite their format (path, format). */
   readonly skipped: readonly { readonly path: string; readonly reason: string }[];
   readonly createdAtMs: number;
+  /** Delete files no live data file needs (table-wide), when there are any: compaction drops them. */
+  readonly danglingDeletes?: { readonly files: number; readonly bytes: number };
 }
 
 /** Order-independent proof of a group's content. */

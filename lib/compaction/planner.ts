@@ -6,6 +6,7 @@
  * delete issue), with the additions DESIGN.md asks for: a partition filter, a quiet window,
  * groups capped to what one worker run can rewrite, and minor compaction's sequence intervals.
  */
+import { danglingDeletes, danglingFigures } from './dangling-deletes.js';
 import { createHash } from 'node:crypto';
 import type { FileIO } from '../io/file-io.js';
 import { deleteFileKey, deleteFileReadBytes } from '../iceberg/delete-file.js';
@@ -92,6 +93,7 @@ export function planFromScan(
   const chosen = groups.slice(0, policy.maxGroups);
 
   const snapshot = scan.snapshot;
+  const dangling = danglingFigures(danglingDeletes(metadata, scan));
   return {
     table: request.table,
     policy,
@@ -102,6 +104,7 @@ export function planFromScan(
     summary: tableSummary(scan, facts, chosen),
     skipped: skipped.sort((a, b) => cmp(a.path, b.path)),
     createdAtMs: nowMs,
+    ...(dangling.files > 0 ? { danglingDeletes: dangling } : {}),
   };
 }
 

@@ -1,4 +1,4 @@
-import { commitCompaction, type CompactionCommitOptions } from '../compaction/commit.js';
+import { commitCompaction, commitDanglingDeletes, type CompactionCommitOptions } from '../compaction/commit.js';
 import type { CompactionCommitResult, GroupResult, Plan } from '../compaction/messages.js';
 import type { FileIOOptions } from '../io/index.js';
 import { failureReason, isFailedGroup, type FailedGroup, type RewriteOutcome } from './group-outcome.js';
@@ -12,7 +12,10 @@ export interface CommitRequest {
   readonly results: readonly RewriteOutcome[];
 }
 
-/** Commits the groups that rewrote; the failed ones join the aborted groups with their reason. */
+/**
+ * Commits the groups that rewrote; the failed ones join the aborted groups with their reason. A
+ * plan with no group drops its dangling delete files in their own snapshot instead.
+ */
 export async function commitStep(request: CommitRequest, options: CompactionCommitOptions = {}): Promise<CompactionCommitResult> {
   const results: GroupResult[] = [];
   const failed: FailedGroup[] = [];
@@ -21,6 +24,7 @@ export async function commitStep(request: CommitRequest, options: CompactionComm
     else results.push(outcome);
   }
   const table = await openTable(request.plan.table);
+  if (request.plan.groups.length === 0 && request.plan.danglingDeletes) return commitDanglingDeletes(table, request.plan, options);
   const result = await commitCompaction(table, request.plan, results, options);
   return { ...result, abortedGroups: [...result.abortedGroups, ...failed.map((f) => ({ groupId: f.groupId, reason: failureReason(f.error) }))] };
 }

@@ -46,6 +46,11 @@ export async function runCompaction(request: PlanRequest, options: LocalRunOptio
   const started = performance.now();
   const plan = await planStep(request, options.nowMs !== undefined ? { nowMs: options.nowMs } : {});
   options.onProgress?.({ kind: 'planned', plan });
+  if (!options.dryRun && plan.groups.length === 0 && plan.danglingDeletes) {
+    const commit = await commitStep({ plan, results: [] }, options.commit);
+    options.onProgress?.({ kind: 'committed', commit });
+    return { plan, results: [], failed: [], commit, summary: runSummary(plan, [], commit, performance.now() - started) };
+  }
   if (options.dryRun || plan.groups.length === 0) {
     return { plan, results: [], failed: [], commit: null, summary: runSummary(plan, [], null, performance.now() - started) };
   }

@@ -127,7 +127,7 @@ describe('PackiceCompaction template', () => {
   it('runs Plan → Choice → inline Map or Distributed Map over the stored plan (Rewrite, caught per item) → Commit (retried) → Succeed', () => {
     const d = definition();
     expect(Object.keys(d.States).sort()).toEqual([
-      'Any groups?', 'Commit', 'Compacted', 'Nothing to compact', 'Plan', 'Rewrite groups', 'Rewrite stored groups',
+      'Any groups?', 'Commit', 'Compacted', 'Drop dangling deletes', 'Nothing to compact', 'Plan', 'Rewrite groups', 'Rewrite stored groups',
     ]);
     expect(d.States.Plan).toMatchObject({ Type: 'Task', Next: 'Any groups?', ResultSelector: { 'plan.$': '$.Payload' } });
     expect(d.States['Any groups?']).toMatchObject({
@@ -135,9 +135,11 @@ describe('PackiceCompaction template', () => {
       Choices: [
         { Variable: '$.plan.groupsFile', IsPresent: true, Next: 'Rewrite stored groups' },
         { Variable: '$.plan.groups[0]', IsPresent: true, Next: 'Rewrite groups' },
+        { Variable: '$.plan.danglingDeletes', IsPresent: true, Next: 'Drop dangling deletes' },
       ],
       Default: 'Nothing to compact',
     });
+    expect(d.States['Drop dangling deletes']).toEqual({ Type: 'Pass', Result: [], ResultPath: '$.results', Next: 'Commit' });
     expect(d.States['Nothing to compact']).toEqual({ Type: 'Succeed' });
 
     // Each item is a RewriteRequest: the plan's header and one group, never the whole plan.
