@@ -12,10 +12,9 @@ import { Operation } from '../iceberg/snapshot.js';
 import { dataFileFromJson } from '../iceberg/data-file-json.js';
 import { danglingDeletes, deletesNoFileNeeds, type LiveDataFile } from './dangling-deletes.js';
 import type { AbortedGroup, CompactionCommitResult, FileGroup, GroupResult, Plan } from './messages.js';
+import { COMPACTION_MAPS_SUMMARY } from './compaction-map.js';
 import type { RebasedDeletes, RebaseRequest } from './rebase.js';
 
-/** Snapshot summary key listing the compaction maps a commit brought in. */
-export const COMPACTION_MAPS_SUMMARY = 'packice.compaction-maps';
 export const COMPACTION_GROUPS_SUMMARY = 'packice.compaction-groups';
 
 export interface CompactionCommitOptions {

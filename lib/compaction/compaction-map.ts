@@ -26,6 +26,8 @@ import type { TableMetadata } from '../iceberg/table-metadata.js';
 import type { StructType } from '../iceberg/types.js';
 
 /** The version written. */
+/** Snapshot summary key listing the compaction maps a commit brought in (expiry deletes them with the snapshot). */
+export const COMPACTION_MAPS_SUMMARY = 'packice.compaction-maps';
 export const COMPACTION_MAP_VERSION = '2';
 export type CompactionMapVersion = 1 | 2;
 export const COMPACTION_MAP_VERSION_KEY = 'packice.compaction-map.version';

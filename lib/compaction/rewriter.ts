@@ -20,15 +20,14 @@ import { FileContent, type DataFile } from '../iceberg/manifest.js';
 import { metricsConfigFromProperties, type MetricsConfig } from '../iceberg/metrics-config.js';
 import { isUnpartitioned, partitionKey, type PartitionSpec } from '../iceberg/partition.js';
 import type { FileScanTask } from '../iceberg/scan-planning.js';
-import { indexById, type Schema } from '../iceberg/schema.js';
+import type { Schema } from '../iceberg/schema.js';
 import { UNSORTED_ORDER, type SortOrder } from '../iceberg/sort-order.js';
 import { currentSchema, defaultSortOrder, specById, type TableMetadata } from '../iceberg/table-metadata.js';
-import { applyTransform } from '../iceberg/transform.js';
-import { isPrimitive, type PrimitiveType, type StructType } from '../iceberg/types.js';
-import type { IcebergValue, Row } from '../iceberg/values.js';
+import type { StructType } from '../iceberg/types.js';
+import type { Row } from '../iceberg/values.js';
 import { RollingParquetWriter } from '../parquet/writer.js';
 import { readRows } from '../table/data-reader.js';
-import { toDataFile } from '../table/data-writer.js';
+import { partitioner, toDataFile } from '../table/data-writer.js';
 import { readTask, tableNameMapping } from '../table/scan.js';
 import { DeleteFileCache } from '../table/delete-filter.js';
 import { proofHasher, proofSchema, RowSetChecksum } from './checksum.js';
@@ -235,27 +234,6 @@ function bytesRead(tasks: readonly FileScanTask[]): number {
     for (const d of [...t.deletes.positionDeletes, ...t.deletes.equalityDeletes]) n += Number(d.file.fileSizeInBytes);
   }
   return n;
-}
-
-/** Computes a row's partition tuple under a spec, with the source lookups resolved once. */
-function partitioner(spec: PartitionSpec, schema: StructType): (row: Row) => Row {
-  const index = indexById(schema);
-  const fields = spec.fields.map((pf) => {
-    const source = index.get(pf.sourceId);
-    if (!source || !isPrimitive(source.field.type)) {
-      throw new ValidationError(`partition field ${pf.name}: source column ${pf.sourceId} is not a primitive column of the schema`);
-    }
-    return { name: pf.name, path: source.path.split('.'), type: source.field.type as PrimitiveType, transform: pf.transform };
-  });
-  return (row) => {
-    const out: Row = {};
-    for (const f of fields) {
-      let v: IcebergValue = row;
-      for (const p of f.path) v = v === null || typeof v !== 'object' ? null : ((v as Row)[p] ?? null);
-      out[f.name] = applyTransform(f.transform, f.type, v);
-    }
-    return out;
-  };
 }
 
 interface PartitionOutput {

@@ -12,7 +12,7 @@ import { FileContent, ManifestEntryStatus, readManifestFile } from '../iceberg/m
 import { readManifestList } from '../iceberg/manifest-list.js';
 import type { Snapshot } from '../iceberg/snapshot.js';
 import type { TableMetadata } from '../iceberg/table-metadata.js';
-import { COMPACTION_MAPS_SUMMARY } from '../compaction/commit.js';
+import { COMPACTION_MAPS_SUMMARY } from '../compaction/compaction-map.js';
 import { fileKey } from './file-uri.js';
 
 export type FileKind =

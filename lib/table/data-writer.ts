@@ -14,24 +14,30 @@ import { RollingParquetWriter, type WrittenFile } from '../parquet/writer.js';
 
 export const DEFAULT_TARGET_FILE_SIZE = 512 * 1024 * 1024;
 
-/** The partition tuple of a row under a spec, keyed by partition field name. */
-export function partitionOf(spec: PartitionSpec, schema: StructType, row: Row): Row {
+/** Computes a row's partition tuple under a spec, keyed by partition field name; source lookups resolved once. */
+export function partitioner(spec: PartitionSpec, schema: StructType): (row: Row) => Row {
   const index = indexById(schema);
-  const out: Row = {};
-  for (const pf of spec.fields) {
+  const fields = spec.fields.map((pf) => {
     const source = index.get(pf.sourceId);
     if (!source || !isPrimitive(source.field.type)) {
       throw new ValidationError(`partition field ${pf.name}: source column ${pf.sourceId} is not a primitive column of the schema`);
     }
-    out[pf.name] = applyTransform(pf.transform, source.field.type as PrimitiveType, valueAtPath(row, source.path));
-  }
-  return out;
+    return { name: pf.name, path: source.path.split('.'), type: source.field.type as PrimitiveType, transform: pf.transform };
+  });
+  return (row) => {
+    const out: Row = {};
+    for (const f of fields) {
+      let v: IcebergValue = row;
+      for (const p of f.path) v = v === null || typeof v !== 'object' ? null : ((v as Row)[p] ?? null);
+      out[f.name] = applyTransform(f.transform, f.type, v);
+    }
+    return out;
+  };
 }
 
-function valueAtPath(row: Row, path: string): IcebergValue {
-  let v: IcebergValue = row;
-  for (const p of path.split('.')) v = v === null || typeof v !== 'object' ? null : ((v as Row)[p] ?? null);
-  return v;
+/** The partition tuple of one row under a spec (for many rows, build a `partitioner` once). */
+export function partitionOf(spec: PartitionSpec, schema: StructType, row: Row): Row {
+  return partitioner(spec, schema)(row);
 }
 
 export function toDataFile(
@@ -78,6 +84,7 @@ export class PartitionedDataWriter {
   private readonly writers = new Map<string, { writer: RollingParquetWriter; partition: Row }>();
   private readonly spec: PartitionSpec;
   private readonly schema: Schema;
+  private readonly partitionOf: (row: Row) => Row;
   private readonly locations: LocationProvider;
   private readonly prefix = randomUUID();
   private count = 0;
@@ -89,13 +96,14 @@ export class PartitionedDataWriter {
   ) {
     this.spec = specById(metadata, options.specId ?? metadata.defaultSpecId);
     this.schema = options.schema ?? currentSchema(metadata);
+    this.partitionOf = partitioner(this.spec, this.schema);
     this.locations = tableLocationProvider(metadata);
   }
 
   async write(rows: readonly Row[]): Promise<void> {
     const groups = new Map<string, { partition: Row; rows: Row[] }>();
     for (const row of rows) {
-      const partition = partitionOf(this.spec, this.schema, row);
+      const partition = this.partitionOf(row);
       const key = partitionKey(this.spec.specId, partition);
       let g = groups.get(key);
       if (!g) groups.set(key, (g = { partition, rows: [] }));
