@@ -67,7 +67,12 @@ export async function runDemo(folder: string, options: DemoOptions): Promise<voi
       { sourceId: 3, name: 'action', transform: { kind: 'identity' } },
       { sourceId: 4, name: 'ts_hour', transform: { kind: 'hour' } },
     ],
-    properties: { 'write.target-file-size-bytes': String(128 * 1024 * 1024) },
+    // As streaming writers are configured: the metadata log stays short and old metadata files go.
+    properties: {
+      'write.target-file-size-bytes': String(128 * 1024 * 1024),
+      'write.metadata.delete-after-commit.enabled': 'true',
+      'write.metadata.previous-versions-max': '10',
+    },
   });
   const log = (s: string): void => {
     if (!options.json) options.out(s);
