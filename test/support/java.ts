@@ -126,6 +126,34 @@ export async function javaLocationProvider(
   return parseJsonLines(out, `Java location-provider ${tableLocation}`) as unknown as { fileName: string; location?: string; error?: string }[];
 }
 
+/** What `Harness delete` prints. */
+export interface JavaDeleteResult {
+  /** The table's snapshot after the delete (decimal string). */
+  readonly snapshotId: string;
+  /** Rows deleted (live before, matched by the predicate). */
+  readonly deleted: number;
+  /** Delete files (v2) or deletion vectors (v3) the RowDelta added. */
+  readonly deleteFiles: number;
+  /** Deletion vectors the new ones replaced (merged into them). */
+  readonly removedDeleteFiles: number;
+}
+
+/**
+ * Java Iceberg 1.12 deletes the rows where `column` is one of `values` (compared as strings) by
+ * position and commits one RowDelta: deletion vectors on v3, position delete files on v2 (one per
+ * partition, or per data file with granularity 'file').
+ */
+export async function javaDelete(
+  location: string,
+  column: string,
+  values: readonly (string | number | bigint)[],
+  options: { readonly granularity?: 'partition' | 'file' } = {},
+): Promise<JavaDeleteResult> {
+  const args = ['delete', location, ...(options.granularity ? ['--granularity', options.granularity] : []), column, ...values.map(String)];
+  const [result] = parseJsonLines(await harness(args), `Java delete ${location}`);
+  return result as unknown as JavaDeleteResult;
+}
+
 /** Exit code or signal plus the tail of stderr of a failed execFile. */
 export function failure(e: unknown): string {
   const err = e as { code?: unknown; signal?: unknown; killed?: boolean; stderr?: unknown; message?: string };

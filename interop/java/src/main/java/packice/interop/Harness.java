@@ -61,6 +61,10 @@ import org.apache.iceberg.util.JsonUtil;
  *                                          partitionToPath and where Java's location provider puts it
  *   location-provider &lt;tableLocation&gt; &lt;propertiesJson&gt; &lt;fileName&gt;...
  *                                          LocationProviders.locationsFor(...).newDataLocation(fileName)
+ *   delete &lt;tableLocation&gt; [--granularity partition|file] &lt;column&gt; &lt;value&gt;...
+ *                                          deletes the rows whose column is one of the values by
+ *                                          position (v3: deletion vectors; v2: position delete
+ *                                          files) in one RowDelta (see {@link RowDeletes})
  * </pre>
  *
  * Only results go to stdout; logs go to stderr. Exit code 2 on bad usage, 1 on any failure.
@@ -131,6 +135,8 @@ public final class Harness {
         }
         locationProvider(args, out);
         return 0;
+      case "delete":
+        return delete(args, out);
       case "selftest":
         if (args.length != 2) {
           return usage();
@@ -151,8 +157,27 @@ public final class Harness {
             + "       Harness info <tableLocation>\n"
             + "       Harness locations <tableLocation>\n"
             + "       Harness location-provider <tableLocation> <propertiesJson> <fileName>...\n"
+            + "       Harness delete <tableLocation> [--granularity partition|file] <column> <value>...\n"
             + "       Harness selftest <emptyDir>   writes, reads and checks every scenario");
     return 2;
+  }
+
+  private static int delete(String[] args, PrintStream out) throws IOException {
+    int i = 2;
+    boolean perFile = false;
+    if (args.length > 3 && args[2].equals("--granularity")) {
+      if (!args[3].equals("file") && !args[3].equals("partition")) {
+        return usage();
+      }
+      perFile = args[3].equals("file");
+      i = 4;
+    }
+    if (args.length < i + 2) {
+      return usage();
+    }
+    Set<String> values = new HashSet<>(List.of(args).subList(i + 1, args.length));
+    RowDeletes.delete(load(args[1]), args[i], values, perFile, out);
+    return 0;
   }
 
   static Configuration conf() {

@@ -370,14 +370,14 @@ final class Scenarios {
   }
 
   /** A deleted position in a data file (the file also gives the delete's spec and partition). */
-  private record Pos(DataFile file, long pos) {}
+  record Pos(DataFile file, long pos) {}
 
-  private static Pos pos(DataFile file, long position) {
+  static Pos pos(DataFile file, long position) {
     return new Pos(file, position);
   }
 
   /** Writes data and delete files for one table through Java's own writers. */
-  private static final class Files {
+  static final class Files {
     private final Table table;
     private final OutputFileFactory parquet;
     private final OutputFileFactory puffin;
