@@ -1,0 +1,437 @@
+/**
+ * The state machines a CDK stack synthesizes, run locally in aws-local-stepfunctions against
+ * moto S3, every Lambda task bound to the function's real code: the esbuild bundle CDK staged
+ * in the cloud assembly, imported in this process, called with the environment the template
+ * gives the function. What is local, and how:
+ * - The template's intrinsics are resolved to names and ARNs in one made-up account
+ *   (cfn-template.ts); each bucket of the stack is a fresh bucket on moto.
+ * - `arn:aws:states:::lambda:invoke` tasks (and plain Lambda ARNs) are bound by the function
+ *   their FunctionName resolves to; the task sees `{ExecutedVersion, Payload, StatusCode, …}` as
+ *   from Lambda, and a thrown error as Lambda reports it: Error = the error's name (errorType),
+ *   Cause = `{"errorType","errorMessage","trace"}`. A task with another resource fails the setup.
+ * - The Distributed Map runs in a stand-in on the same S3 objects (distributed-map.ts).
+ * - Retry intervals are overridden to 0 ms so tests do not sleep; which errors are retried and
+ *   how often is the definition's.
+ * - Step Functions' 256 KiB limit on a state's input and output, which the engine does not
+ *   enforce, is checked on every task payload and every state's input and output
+ *   (`States.DataLimitExceeded`).
+ * - The functions share this process: their environments are merged into `process.env`
+ *   (a variable two functions set differently fails the setup) and restored by `dispose()`.
+ */
+import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { Stack, Stage, type CfnElement } from 'aws-cdk-lib';
+import type { IConstruct } from 'constructs';
+import { ExecutionError, StateMachine, type RunOptions } from 'aws-local-stepfunctions';
+import { S3FileIO } from '../../lib/io/s3.js';
+import { CfnResolver, LOCAL_ACCOUNT, LOCAL_REGION, type CfnTemplate, type Json } from './cfn-template.js';
+import { MAP_FIELDS_KEPT, isDistributedMap, runDistributedMap, type ChildOutcome } from './distributed-map.js';
+import { freshBucket, testS3Endpoint } from './s3.js';
+
+type JsonObject = { [k: string]: Json };
+
+// aws-local-stepfunctions 3 declares Node >= 22: its Task state calls Promise.withResolvers
+// (Node 22); the tests run on Node 20.
+const promiseStatics = Promise as unknown as { withResolvers?: () => unknown };
+promiseStatics.withResolvers ??= () => {
+  let resolve!: (value: unknown) => void;
+  let reject!: (reason?: unknown) => void;
+  const promise = new Promise((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+};
+
+/** Step Functions' limit on a state's input or output (and so on a task's payload and result). */
+export const STATE_PAYLOAD_LIMIT_BYTES = 256 * 1024;
+
+const LAMBDA_INVOKE = /^arn:[^:]+:states:::lambda:invoke$/;
+const LAMBDA_ARN = /^arn:[^:]+:lambda:[^:]+:[0-9]+:function:[^:]+(:[^:]+)?$/;
+
+/** An error as Step Functions matches it in Retry and Catch: `name` is its Error, `message` its Cause. */
+class StatesError extends Error {
+  constructor(
+    name: string,
+    cause: string,
+    readonly isRetryable = true,
+    readonly isCatchable = true,
+  ) {
+    super(cause);
+    this.name = name;
+  }
+}
+
+/** What a Lambda task gets when the function throws: Error = errorType (the error's name), Cause = Lambda's error JSON. */
+function lambdaError(e: unknown): StatesError {
+  const error = e instanceof Error ? e : new Error(String(e));
+  const trace = (error.stack ?? '').split('\n').slice(1).map((l) => l.trim());
+  return new StatesError(error.name, JSON.stringify({ errorType: error.name, errorMessage: error.message, trace }));
+}
+
+function dataLimitExceeded(what: string, bytes: number): StatesError {
+  // Terminal in Step Functions: States.ALL neither retries nor catches it.
+  return new StatesError('States.DataLimitExceeded', `${what} is ${bytes} bytes, over the ${STATE_PAYLOAD_LIMIT_BYTES}-byte limit`, false, false);
+}
+
+const sizeOf = (value: unknown): number => Buffer.byteLength(JSON.stringify(value ?? null), 'utf8');
+const hop = <T>(value: T): T => JSON.parse(JSON.stringify(value ?? null)) as T;
+
+type Handler = (event: Json, context: LambdaContext) => Promise<Json>;
+
+interface LambdaContext {
+  readonly functionName: string;
+  readonly functionVersion: string;
+  readonly invokedFunctionArn: string;
+  readonly memoryLimitInMB: string;
+  readonly awsRequestId: string;
+  readonly logGroupName: string;
+  readonly logStreamName: string;
+  getRemainingTimeInMillis(): number;
+}
+
+/** One Lambda function of the stack: its bundle in the cloud assembly and its configuration. */
+export class LocalFunction {
+  private handler?: Handler;
+
+  constructor(
+    readonly logicalId: string,
+    readonly name: string,
+    readonly arn: string,
+    /** The folder CDK staged the bundle in (`<assembly>/asset.<hash>`). */
+    readonly assetDir: string,
+    /** `index.handler`: file `index.js`, export `handler`. */
+    readonly handlerSpec: string,
+    readonly environment: Readonly<Record<string, string>>,
+    readonly timeoutSeconds: number,
+    readonly memoryMb: number,
+  ) {}
+
+  async invoke(payload: Json): Promise<Json> {
+    const handler = this.load();
+    const deadline = Date.now() + this.timeoutSeconds * 1000;
+    const context: LambdaContext = {
+      functionName: this.name,
+      functionVersion: '$LATEST',
+      invokedFunctionArn: this.arn,
+      memoryLimitInMB: String(this.memoryMb),
+      awsRequestId: randomUUID(),
+      logGroupName: `/aws/lambda/${this.name}`,
+      logStreamName: 'local',
+      getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    };
+    return hop(await handler(hop(payload), context));
+  }
+
+  private load(): Handler {
+    if (this.handler) return this.handler;
+    const dot = this.handlerSpec.lastIndexOf('.');
+    const file = join(this.assetDir, `${this.handlerSpec.slice(0, dot)}.js`);
+    const loaded = createRequire(file)(file) as Record<string, unknown>;
+    const handler = loaded[this.handlerSpec.slice(dot + 1)];
+    if (typeof handler !== 'function') throw new Error(`${file} exports no function ${this.handlerSpec.slice(dot + 1)}`);
+    return (this.handler = handler as Handler);
+  }
+}
+
+/** One Lambda call a task made. */
+export interface LambdaCall {
+  /** The Task state's name. */
+  readonly state: string;
+  readonly function: LocalFunction;
+  readonly payload: Json;
+}
+
+export interface LambdaHooks {
+  /** Runs before the function is called (a test's chance to change the world in between). */
+  beforeInvoke?(call: LambdaCall): Promise<void> | void;
+  afterInvoke?(call: LambdaCall, outcome: { readonly result?: Json; readonly error?: Error }): Promise<void> | void;
+}
+
+export interface StateEvent {
+  readonly type: string;
+  readonly index?: number;
+  readonly state?: { readonly name: string; readonly type: string; readonly input?: Json; readonly output?: Json };
+  readonly Error?: string;
+  readonly Cause?: string;
+}
+
+export interface Invocation {
+  readonly state: string;
+  readonly functionLogicalId: string;
+  readonly payload: Json;
+  readonly result?: Json;
+  readonly error?: { readonly name: string; readonly message: string };
+}
+
+export interface Execution {
+  readonly status: 'SUCCEEDED' | 'FAILED';
+  readonly output?: Json;
+  readonly error?: string;
+  readonly cause?: string;
+  /** Every Lambda call, in the order they ended. */
+  readonly invocations: readonly Invocation[];
+  /** The engine's events, nested Map iterations included (with their index). */
+  readonly events: readonly StateEvent[];
+}
+
+type Binding =
+  | { readonly kind: 'lambda'; readonly state: string; readonly invoke: 'integration' | 'direct'; readonly fn: LocalFunction }
+  | { readonly kind: 'distributed-map'; readonly state: string; readonly map: JsonObject };
+
+export class LocalStateMachine {
+  /** The definition the engine runs: the synthesized one, with Distributed Maps swapped for their stand-in. */
+  readonly runnable: JsonObject;
+  private readonly bindings: Binding[] = [];
+  private readonly retried: string[] = [];
+
+  constructor(
+    readonly deployment: LocalDeployment,
+    readonly logicalId: string,
+    readonly name: string,
+    readonly arn: string,
+    /** As synthesized, intrinsics resolved. */
+    readonly definition: JsonObject,
+  ) {
+    this.runnable = this.prepare(definition);
+    // Validates the definition (JSONPaths, reachability, fields) as the engine reads it.
+    new StateMachine(this.runnable as never);
+  }
+
+  /** Starts an execution and waits for its end; a failed execution is returned, not thrown. */
+  async run(input: Json, options: { readonly hooks?: LambdaHooks; readonly name?: string } = {}): Promise<Execution> {
+    const executionName = options.name ?? randomUUID();
+    const executionArn = `${this.arn.replace(':stateMachine:', ':execution:')}:${executionName}`;
+    const invocations: Invocation[] = [];
+    const events: StateEvent[] = [];
+    const handlers: Record<string, (input: Json) => Promise<Json>> = {};
+    const runOptions = {
+      overrides: {
+        taskResourceLocalHandlers: handlers,
+        retryIntervalOverrides: Object.fromEntries(this.retried.map((s) => [s, 0])),
+      },
+    };
+    const io = new S3FileIO({ endpoint: testS3Endpoint() });
+    const runChild = async (definition: JsonObject, childInput: Json, context: JsonObject): Promise<ChildOutcome> => {
+      const child = new StateMachine(definition as never, { validationOptions: { noValidate: true } });
+      const execution = child.run(childInput as never, { ...runOptions, context } as RunOptions);
+      const logged = collect(execution.eventLogs as AsyncIterable<StateEvent>, events);
+      try {
+        return { output: (await execution.result) as Json };
+      } catch (e) {
+        const cause = e instanceof ExecutionError && e.cause instanceof Error ? e.cause : (e as Error);
+        return { error: cause.name, cause: cause.message };
+      } finally {
+        await logged;
+      }
+    };
+    for (const binding of this.bindings) {
+      if (binding.kind === 'distributed-map') {
+        handlers[binding.state] = (mapInput) =>
+          runDistributedMap({ name: binding.state, state: binding.map, io, executionArn, stateMachineArn: this.arn, runChild }, mapInput);
+        continue;
+      }
+      const { fn, state } = binding;
+      handlers[state] = async (taskInput) => {
+        const params = taskInput as JsonObject;
+        if (binding.invoke === 'integration') {
+          const named = this.deployment.functionNamed(String(params.FunctionName));
+          if (named !== fn) throw new Error(`state ${state}: FunctionName ${String(params.FunctionName)} is not the function it was bound to`);
+        }
+        const payload = binding.invoke === 'integration' ? (params.Payload ?? null) : taskInput;
+        if (sizeOf(payload) > STATE_PAYLOAD_LIMIT_BYTES) throw dataLimitExceeded(`the payload of ${state}`, sizeOf(payload));
+        const call: LambdaCall = { state, function: fn, payload };
+        await options.hooks?.beforeInvoke?.(call);
+        let result: Json;
+        try {
+          result = await fn.invoke(payload);
+        } catch (e) {
+          const error = lambdaError(e);
+          invocations.push({ state, functionLogicalId: fn.logicalId, payload, error: { name: error.name, message: error.message } });
+          await options.hooks?.afterInvoke?.(call, { error: e as Error });
+          throw error;
+        }
+        invocations.push({ state, functionLogicalId: fn.logicalId, payload, result });
+        await options.hooks?.afterInvoke?.(call, { result });
+        if (sizeOf(result) > STATE_PAYLOAD_LIMIT_BYTES) throw dataLimitExceeded(`the result of ${state}`, sizeOf(result));
+        return binding.invoke === 'direct'
+          ? result
+          : { ExecutedVersion: '$LATEST', Payload: result, SdkHttpMetadata: { HttpStatusCode: 200 }, SdkResponseMetadata: { RequestId: randomUUID() }, StatusCode: 200 };
+      };
+    }
+
+    const machine = new StateMachine(this.runnable as never, { validationOptions: { noValidate: true } });
+    const execution = machine.run(input as never, {
+      ...runOptions,
+      context: { Execution: { Id: executionArn, Name: executionName }, StateMachine: { Id: this.arn, Name: this.name } },
+    } as RunOptions);
+    const logged = collect(execution.eventLogs as AsyncIterable<StateEvent>, events);
+    let outcome: Execution;
+    try {
+      outcome = { status: 'SUCCEEDED', output: (await execution.result) as Json, invocations, events };
+    } catch (e) {
+      const cause = e instanceof ExecutionError && e.cause instanceof Error ? e.cause : (e as Error);
+      outcome = { status: 'FAILED', error: cause.name, cause: cause.message, invocations, events };
+    }
+    await logged;
+    const tooLarge = events.find((e) => sizeOf(e.state?.input) > STATE_PAYLOAD_LIMIT_BYTES || sizeOf(e.state?.output) > STATE_PAYLOAD_LIMIT_BYTES);
+    if (tooLarge?.state) {
+      const size = Math.max(sizeOf(tooLarge.state.input), sizeOf(tooLarge.state.output));
+      const error = dataLimitExceeded(`the input or output of ${tooLarge.state.name}`, size);
+      return { status: 'FAILED', error: error.name, cause: error.message, invocations, events };
+    }
+    return outcome;
+  }
+
+  /** Binds every Task, swaps Distributed Maps for their stand-in, and notes the states that retry. */
+  private prepare(machine: JsonObject): JsonObject {
+    const states = machine.States as Record<string, JsonObject>;
+    const out: Record<string, JsonObject> = {};
+    for (const [name, state] of Object.entries(states)) {
+      if (state.Retry !== undefined) this.retried.push(name);
+      if (state.Type === 'Task') {
+        this.bindings.push(this.bindTask(name, state));
+        out[name] = state;
+      } else if (isDistributedMap(state)) {
+        this.prepare(state.ItemProcessor as JsonObject);
+        this.bindings.push({ kind: 'distributed-map', state: name, map: state });
+        const kept = Object.fromEntries(MAP_FIELDS_KEPT.filter((f) => f in state).map((f) => [f, state[f]]));
+        // A Task the engine hands to the stand-in; the resource is never called.
+        out[name] = { Type: 'Task', Resource: `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:local-distributed-map`, TimeoutSeconds: 86_400, ...kept };
+      } else if (state.Type === 'Map') {
+        const key = 'ItemProcessor' in state ? 'ItemProcessor' : 'Iterator';
+        out[name] = { ...state, [key]: this.prepare(state[key] as JsonObject) };
+      } else if (state.Type === 'Parallel') {
+        out[name] = { ...state, Branches: (state.Branches as JsonObject[]).map((b) => this.prepare(b)) };
+      } else {
+        out[name] = state;
+      }
+    }
+    return { ...machine, States: out };
+  }
+
+  private bindTask(name: string, state: JsonObject): Binding {
+    const resource = String(state.Resource);
+    if (this.bindings.some((b) => b.state === name)) throw new Error(`two Task states are named "${name}": bindings go by state name`);
+    if (LAMBDA_INVOKE.test(resource)) {
+      const params = (state.Parameters ?? {}) as JsonObject;
+      if (typeof params.FunctionName !== 'string') throw new Error(`state ${name}: FunctionName is not a literal (${JSON.stringify(params.FunctionName)})`);
+      return { kind: 'lambda', state: name, invoke: 'integration', fn: this.deployment.functionNamed(params.FunctionName) };
+    }
+    if (LAMBDA_ARN.test(resource)) return { kind: 'lambda', state: name, invoke: 'direct', fn: this.deployment.functionNamed(resource) };
+    throw new Error(`state ${name}: resource ${resource} has no local binding`);
+  }
+}
+
+async function collect(logs: AsyncIterable<StateEvent>, into: StateEvent[]): Promise<void> {
+  for await (const event of logs) into.push(event);
+}
+
+export interface LocalDeploymentOptions {
+  /** The S3 endpoint the functions reach (AWS_ENDPOINT_URL_S3): moto, or a proxy in front of it. */
+  readonly functionS3Endpoint: string;
+}
+
+/** A stack "deployed" into this process: its buckets on moto, its functions loaded from the cloud assembly. */
+export class LocalDeployment {
+  private readonly functions = new Map<string, LocalFunction>();
+  private readonly savedEnv: Record<string, string | undefined> = {};
+
+  private constructor(
+    readonly stack: Stack,
+    readonly template: CfnTemplate,
+    readonly resolver: CfnResolver,
+    assemblyDir: string,
+    options: LocalDeploymentOptions,
+  ) {
+    const env: Record<string, string> = { AWS_ENDPOINT_URL_S3: options.functionS3Endpoint };
+    for (const [id, resource] of Object.entries(template.Resources)) {
+      if (resource.Type !== 'AWS::Lambda::Function') continue;
+      const props = resource.Properties ?? {};
+      const code = props.Code as JsonObject | undefined;
+      // Functions CDK adds from inline code (custom resources) are not part of what we run.
+      if (typeof code?.S3Key !== 'string') continue;
+      const variables = Object.fromEntries(
+        Object.entries(((props.Environment as JsonObject | undefined)?.Variables ?? {}) as JsonObject).map(([k, v]) => [k, resolver.resolveString(v)]),
+      );
+      const name = resolver.ref(id);
+      const fn = new LocalFunction(
+        id,
+        name,
+        resolver.getAtt(id, 'Arn'),
+        join(assemblyDir, `asset.${code.S3Key.replace(/\.zip$/, '')}`),
+        String(props.Handler ?? 'index.handler'),
+        variables,
+        Number(props.Timeout ?? 3),
+        Number(props.MemorySize ?? 128),
+      );
+      this.functions.set(fn.arn, fn);
+      this.functions.set(fn.name, fn);
+      for (const [k, v] of Object.entries(variables)) {
+        // The runtime reads NODE_OPTIONS at start; in this process, its one flag the bundles need is source maps.
+        if (k === 'NODE_OPTIONS') {
+          if (v.includes('--enable-source-maps')) process.setSourceMapsEnabled(true);
+          continue;
+        }
+        if (k in env && env[k] !== v) throw new Error(`functions set ${k} differently (${env[k]} and ${v}): they cannot share this process`);
+        env[k] = v;
+      }
+    }
+    for (const [k, v] of Object.entries(env)) {
+      this.savedEnv[k] = process.env[k];
+      process.env[k] = v;
+    }
+  }
+
+  /** Synthesizes the stack's app (bundling its functions) and creates a moto bucket for each of its buckets. */
+  static async deploy(stack: Stack, options: LocalDeploymentOptions): Promise<LocalDeployment> {
+    const stage = Stage.of(stack);
+    if (!stage) throw new Error(`${stack.node.path} is in no App`);
+    const assembly = stage.synth();
+    const template = assembly.getStackArtifact(stack.artifactId).template as CfnTemplate;
+    const names: Record<string, string> = {};
+    for (const [id, resource] of Object.entries(template.Resources)) {
+      if (resource.Type === 'AWS::S3::Bucket') names[id] = await freshBucket();
+    }
+    return new LocalDeployment(stack, template, new CfnResolver(template, stack.stackName, names), assembly.directory, options);
+  }
+
+  logicalId(construct: IConstruct): string {
+    const element = (construct.node.defaultChild ?? construct) as CfnElement;
+    return Stack.of(construct).getLogicalId(element);
+  }
+
+  /** What a construct's Ref resolves to here (a bucket's name, a function's name, a state machine's ARN). */
+  physicalName(construct: IConstruct): string {
+    return this.resolver.ref(this.logicalId(construct));
+  }
+
+  /** The function a name or ARN (qualified or not) designates. */
+  functionNamed(nameOrArn: string): LocalFunction {
+    const unqualified = LAMBDA_ARN.test(nameOrArn) ? nameOrArn.replace(/(:function:[^:]+):[^:]+$/, '$1') : nameOrArn;
+    const fn = this.functions.get(unqualified);
+    if (!fn) throw new Error(`no function of the stack is named ${nameOrArn}`);
+    return fn;
+  }
+
+  /** A state machine of the stack, by its construct. */
+  stateMachine(construct: IConstruct): LocalStateMachine {
+    const id = this.logicalId(construct);
+    const resource = this.template.Resources[id];
+    if (resource?.Type !== 'AWS::StepFunctions::StateMachine') throw new Error(`${construct.node.path} is not a state machine of the stack`);
+    const props = resource.Properties ?? {};
+    let text = this.resolver.resolveString(props.DefinitionString);
+    const substitutions = (props.DefinitionSubstitutions ?? {}) as JsonObject;
+    for (const [k, v] of Object.entries(substitutions)) text = text.split(`\${${k}}`).join(this.resolver.resolveString(v));
+    return new LocalStateMachine(this, id, this.resolver.getAtt(id, 'Name'), this.resolver.ref(id), JSON.parse(text) as JsonObject);
+  }
+
+  /** Restores the environment the functions' variables replaced. */
+  dispose(): void {
+    for (const [k, v] of Object.entries(this.savedEnv)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
+}
