@@ -161,10 +161,12 @@ export class ParquetWriter {
   private failure: unknown;
   private closed = false;
   private readonly done: Promise<void>;
-  private stop: (e: unknown) => void = () => undefined;
-  private readonly stopped = new Promise<never>((_, reject) => {
-    this.stop = reject;
-  });
+  /**
+   * Rejects the read of the wasm output stream in flight. A fresh promise per read: one
+   * long-lived promise raced against every read would keep each read's result (a whole row
+   * group's bytes) reachable through its reactions until the file closes.
+   */
+  private stopRead: ((e: unknown) => void) | undefined;
   private rows = 0;
   private arrowBytes = 0;
   private arrowBytesAtFlush = 0;
@@ -182,7 +184,6 @@ export class ParquetWriter {
     this.target = arrowSchema(schema);
     this.collector = new MetricsCollector(schema, options.metricsConfig ?? DEFAULT_METRICS_CONFIG);
     this.uuidIds = uuidFieldIds(schema);
-    this.stopped.catch(() => undefined);
     this.done = this.io.write(path, this.output());
     // Failures surface through write/close; keep Node from reporting them as unhandled meanwhile.
     this.done.catch((e: unknown) => this.fail(e));
@@ -227,7 +228,8 @@ export class ParquetWriter {
     this.failure = e;
     for (const p of this.queue.splice(0)) p.reject(e);
     // Stop waiting on the wasm stream (it does not react to an errored input), then let it end.
-    this.stop(e);
+    this.stopRead?.(e);
+    this.stopRead = undefined;
     const pull = this.pull;
     if (pull) {
       this.pull = undefined;
@@ -281,7 +283,7 @@ export class ParquetWriter {
     let held: Uint8Array | undefined;
     try {
       for (;;) {
-        const { done, value } = await Promise.race([reader.read(), this.stopped]);
+        const { done, value } = await this.read(reader);
         if (done) break;
         this.flushed += value.length;
         this.arrowBytesAtFlush = this.arrowBytes;
@@ -301,6 +303,24 @@ export class ParquetWriter {
       this.flushed += last.length - held.length;
       yield last;
     }
+  }
+
+  /** One read of the wasm output, rejected early if the writer fails meanwhile. */
+  private read(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<{ done: true; value?: undefined } | { done: false; value: Uint8Array }> {
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    return new Promise((resolve, reject) => {
+      this.stopRead = reject;
+      reader.read().then(
+        (r) => {
+          this.stopRead = undefined;
+          resolve(r.done ? { done: true } : { done: false, value: r.value });
+        },
+        (e: unknown) => {
+          this.stopRead = undefined;
+          reject(e);
+        },
+      );
+    });
   }
 
   /** Parses (and if needed patches) the footer at the end of the final chunk. */
