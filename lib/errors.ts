@@ -67,10 +67,26 @@ export class UnsupportedError extends PackiceError {
   }
 }
 
-/** Somebody else committed first; refresh, re-validate and try again. */
+export interface CommitConflictOptions extends ErrorOptions {
+  /** The REST name of the requirement that failed (`assert-ref-snapshot-id`, …); absent when the catalog's pointer moved. */
+  readonly requirement?: string;
+  /** Attempts made, when the commit gave up after retrying. */
+  readonly attempts?: number;
+}
+
+/**
+ * Somebody else committed first: a requirement no longer holds, or the catalog's pointer moved
+ * since the base was loaded. Refresh, re-validate and try again. One class whatever the cause,
+ * so the Step Functions retry (which matches the class name) catches every conflict.
+ */
 export class CommitConflictError extends PackiceError {
-  constructor(message: string, options: ErrorOptions = {}) {
+  readonly requirement: string | undefined;
+  readonly attempts: number | undefined;
+
+  constructor(message: string, options: CommitConflictOptions = {}) {
     super(ErrorKind.CommitConflict, message, { retryable: true, ...options });
+    this.requirement = options.requirement;
+    this.attempts = options.attempts;
   }
 }
 

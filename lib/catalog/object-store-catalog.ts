@@ -5,12 +5,16 @@
  * create-if-absent write, so exactly one of several racing commits on the same base wins. The
  * hint is only a hint: it is written after the commit and may lag, so loading probes forward.
  *
- * This module works on the metadata JSON as text; parsing it is the caller's business.
+ * The functions work on the metadata JSON as text; `ObjectStoreCatalog` puts them behind the
+ * Catalog interface (requirements checked and updates applied here, then `v<N+1>` created).
  */
 import { AlreadyExistsError, CommitConflictError, InvalidArgumentError, InvalidFileError, NotFoundError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
 import { joinPath } from '../io/path.js';
 import { catalogMetadataFolder } from '../iceberg/locations.js';
+import { parseTableMetadata, serializeTableMetadata, type TableMetadata } from '../iceberg/table-metadata.js';
+import type { TableRequirement, TableUpdate } from '../iceberg/table-update.js';
+import { applyChange, type Catalog, type LoadedMetadata } from './catalog.js';
 
 export const VERSION_HINT_FILE = 'version-hint.text';
 /** Written by some engines (Impala's test tables) instead of the Java name; read, never written. */
@@ -170,4 +174,47 @@ async function writeHint(io: FileIO, tableLocation: string, version: number): Pr
   } catch {
     // Best effort, as in Java: loaders probe past a stale hint.
   }
+}
+
+/** The object-store layout as a Catalog: the version token is N of `v<N>.metadata.json`. */
+export class ObjectStoreCatalog implements Catalog {
+  constructor(
+    readonly io: FileIO,
+    /** The folder or S3 prefix holding `metadata/`. */
+    readonly location: string,
+  ) {}
+
+  get name(): string {
+    return this.location;
+  }
+
+  async load(): Promise<LoadedMetadata> {
+    const current = await loadCurrent(this.io, this.location);
+    return {
+      metadata: parseTableMetadata(current.text, current.metadataLocation),
+      metadataLocation: current.metadataLocation,
+      versionToken: String(current.version),
+    };
+  }
+
+  async commit(requirements: readonly TableRequirement[], updates: readonly TableUpdate[], base: LoadedMetadata): Promise<LoadedMetadata> {
+    const next = applyChange(this, base, requirements, updates);
+    const written = await commitNext(this.io, this.location, versionOf(base), serializeTableMetadata(next));
+    return { metadata: next, metadataLocation: written.metadataLocation, versionToken: String(written.version) };
+  }
+
+  /** Writes v1 of a new table; AlreadyExistsError if any version is there. */
+  async create(metadata: TableMetadata): Promise<LoadedMetadata> {
+    const created = await commitFirstVersion(this.io, this.location, serializeTableMetadata(metadata));
+    return { metadata, metadataLocation: created.metadataLocation, versionToken: String(created.version) };
+  }
+}
+
+/** N of the object-store version token. */
+export function versionOf(loaded: LoadedMetadata): number {
+  const version = /^[0-9]+$/.test(loaded.versionToken) ? Number(loaded.versionToken) : NaN;
+  if (!Number.isSafeInteger(version)) {
+    throw new InvalidArgumentError(`not an object-store version token: "${loaded.versionToken}"`, { path: loaded.metadataLocation });
+  }
+  return version;
 }

@@ -1,20 +1,21 @@
 import { CommitConflictError, ReadOnlyTableError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
 import { fileIOFor } from '../io/index.js';
-import {
-  intProperty, parseTableMetadata, serializeTableMetadata, type TableMetadata,
-} from '../iceberg/table-metadata.js';
-import { applyUpdates, checkRequirements, type TableRequirement, type TableUpdate } from '../iceberg/table-update.js';
-import { commitFirstVersion, commitNext, loadCurrent } from './object-store-catalog.js';
+import { baseName } from '../io/path.js';
+import { intProperty, type TableMetadata } from '../iceberg/table-metadata.js';
+import type { TableRequirement, TableUpdate } from '../iceberg/table-update.js';
+import type { Catalog, LoadedMetadata } from './catalog.js';
+import { MetadataFileCatalog } from './metadata-file-catalog.js';
+import { metadataVersionOf, ObjectStoreCatalog, versionOf } from './object-store-catalog.js';
 
-/** A loaded table: where it lives, its current metadata, and the catalog version it came from. */
-export interface Table {
+/** A loaded table: its catalog, where it lives, its current metadata, and the catalog version it came from. */
+export interface Table extends LoadedMetadata {
+  /** Every load and commit of this table goes through it. */
+  readonly catalog: Catalog;
   readonly io: FileIO;
-  /** The location the table was opened at (a folder or s3:// prefix). */
+  /** The location the table was opened at (a folder or s3:// prefix), else its metadata's location. */
   readonly location: string;
-  readonly metadata: TableMetadata;
-  readonly metadataLocation: string;
-  /** The N of v<N>.metadata.json; undefined when opened from an explicit metadata file. */
+  /** The N of v<N>.metadata.json in the object-store layout; undefined in other catalogs and for an explicit metadata file. */
   readonly version: number | undefined;
 }
 
@@ -23,30 +24,49 @@ export interface OpenOptions {
   /** Open this metadata file instead of the catalog's current one (read-only). */
   readonly metadataFile?: string;
   readonly io?: FileIO;
+  /** Load through this catalog instead of the object-store layout at `location`. */
+  readonly catalog?: Catalog;
 }
 
 export async function loadTable(location: string, options: OpenOptions = {}): Promise<Table> {
+  if (options.catalog !== undefined) return openTable(options.catalog, location);
   const io = options.io ?? fileIOFor(location, { s3Endpoint: options.s3Endpoint });
-  if (options.metadataFile !== undefined) {
-    const bytes = await io.read(options.metadataFile);
-    const metadata = parseTableMetadata(new TextDecoder().decode(bytes), options.metadataFile);
-    const m = /(?:^|\/)v(\d+)\.metadata\.json$/.exec(options.metadataFile);
-    return { io, location, metadata, metadataLocation: options.metadataFile, version: m ? Number(m[1]) : undefined };
-  }
-  const current = await loadCurrent(io, location);
+  if (options.metadataFile !== undefined) return openTable(new MetadataFileCatalog(io, options.metadataFile), location);
+  return openTable(new ObjectStoreCatalog(io, location), location);
+}
+
+/** Loads the table `catalog` holds; `location` defaults to the one its metadata records. */
+export async function openTable(catalog: Catalog, location?: string): Promise<Table> {
+  return tableOf(catalog, await catalog.load(), location);
+}
+
+/** The table as its catalog holds it now. */
+export async function refreshTable(table: Table): Promise<Table> {
+  return tableOf(table.catalog, await table.catalog.load(), table.location);
+}
+
+function tableOf(catalog: Catalog, loaded: LoadedMetadata, location: string | undefined): Table {
   return {
-    io,
-    location,
-    metadata: parseTableMetadata(current.text, current.metadataLocation),
-    metadataLocation: current.metadataLocation,
-    version: current.version,
+    catalog,
+    io: catalog.io,
+    location: location ?? (catalog instanceof ObjectStoreCatalog ? catalog.location : loaded.metadata.location),
+    metadata: loaded.metadata,
+    metadataLocation: loaded.metadataLocation,
+    versionToken: loaded.versionToken,
+    version: versionNumber(catalog, loaded),
   };
+}
+
+function versionNumber(catalog: Catalog, loaded: LoadedMetadata): number | undefined {
+  if (catalog instanceof ObjectStoreCatalog) return versionOf(loaded);
+  if (catalog instanceof MetadataFileCatalog) return metadataVersionOf(baseName(loaded.metadataLocation));
+  return undefined;
 }
 
 /** Creates v1 of a new table in the object-store layout. */
 export async function createTable(io: FileIO, location: string, metadata: TableMetadata): Promise<Table> {
-  const created = await commitFirstVersion(io, location, serializeTableMetadata(metadata));
-  return { io, location, metadata, metadataLocation: created.metadataLocation, version: created.version };
+  const catalog = new ObjectStoreCatalog(io, location);
+  return tableOf(catalog, await catalog.create(metadata), location);
 }
 
 /** What an action returns: the changes, and what must still hold of the base for them to apply. */
@@ -70,18 +90,20 @@ export interface TableCommitResult {
 }
 
 /**
- * Commits an action with optimistic concurrency: the action runs against the
- * latest metadata, its requirements are checked, and the next metadata version
- * is created if absent. On a conflict the table is reloaded and the action
- * re-run (it re-validates), up to the retry limit with exponential backoff. An
- * action that returns undefined has nothing to commit against that base.
+ * Commits an action with optimistic concurrency through the table's catalog: the action runs
+ * against the latest metadata and returns updates under requirements; the catalog commits them
+ * or answers a conflict. On a conflict the table is reloaded and the action re-run (it
+ * re-validates), up to the retry limit with exponential backoff; past it, a CommitConflictError
+ * naming the table and the attempts. An action that returns undefined has nothing to commit
+ * against that base.
  */
 export async function commitTable(
   table: Table,
   action: (base: Table) => Promise<TableChange | undefined> | TableChange | undefined,
   options: TableCommitOptions = {},
 ): Promise<TableCommitResult> {
-  if (table.version === undefined) {
+  const catalog = table.catalog;
+  if (catalog.readOnly === true) {
     throw new ReadOnlyTableError('a table opened from an explicit metadata file is read-only', { path: table.metadataLocation });
   }
   const retries = options.retries ?? intProperty(table.metadata, 'commit.retry.num-retries', 4);
@@ -92,20 +114,22 @@ export async function commitTable(
     try {
       const change = await action(base);
       if (change === undefined) return { table: base, attempts: attempt, committed: false };
-      checkRequirements(base.metadata, change.requirements);
-      const next = applyUpdates(base.metadata, change.updates, { baseMetadataLocation: base.metadataLocation });
-      const written = await commitNext(base.io, base.location, base.version!, serializeTableMetadata(next));
-      return {
-        table: { ...base, metadata: next, metadataLocation: written.metadataLocation, version: written.version },
-        attempts: attempt,
-        committed: true,
-      };
+      const next = await catalog.commit(change.requirements, change.updates, base);
+      return { table: tableOf(catalog, next, base.location), attempts: attempt, committed: true };
     } catch (e) {
-      if (!(e instanceof CommitConflictError) || attempt > retries) throw e;
+      if (!(e instanceof CommitConflictError)) throw e;
+      if (attempt > retries) {
+        throw new CommitConflictError(`gave up committing to ${catalog.name} after ${attempt} attempts: ${e.message}`, {
+          path: catalog.name,
+          cause: e,
+          attempts: attempt,
+          ...(e.requirement !== undefined ? { requirement: e.requirement } : {}),
+        });
+      }
       options.onRetry?.(attempt, e);
       const wait = Math.min(maxWait, minWait * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
       await new Promise((r) => setTimeout(r, wait));
-      base = await loadTable(base.location, { io: base.io });
+      base = await refreshTable(base);
     }
   }
 }

@@ -23,44 +23,64 @@ export type TableUpdate =
   | { readonly action: 'set-properties'; readonly updates: Readonly<Record<string, string>> }
   | { readonly action: 'remove-properties'; readonly removals: readonly string[] };
 
-/** Preconditions on the base a change was computed from, tagged by `type` as in the REST spec. */
+/**
+ * Preconditions on the base a change was computed from, tagged by `type` as in the REST spec
+ * (`TableRequirement` in rest-catalog-open-api.yaml: every one of its eight kinds).
+ */
 export type TableRequirement =
+  | { readonly type: 'assert-create' }
   | { readonly type: 'assert-table-uuid'; readonly uuid: string }
+  /** `snapshotId` null: the ref must not exist. */
   | { readonly type: 'assert-ref-snapshot-id'; readonly ref: string; readonly snapshotId: bigint | null }
-  | { readonly type: 'assert-current-schema-id'; readonly currentSchemaId: number }
-  | { readonly type: 'assert-default-spec-id'; readonly defaultSpecId: number }
   | { readonly type: 'assert-last-assigned-field-id'; readonly lastAssignedFieldId: number }
-  | { readonly type: 'assert-last-assigned-partition-id'; readonly lastAssignedPartitionId: number };
+  | { readonly type: 'assert-current-schema-id'; readonly currentSchemaId: number }
+  | { readonly type: 'assert-last-assigned-partition-id'; readonly lastAssignedPartitionId: number }
+  | { readonly type: 'assert-default-spec-id'; readonly defaultSpecId: number }
+  | { readonly type: 'assert-default-sort-order-id'; readonly defaultSortOrderId: number };
 
-/** Throws CommitConflictError ("expected X, found Y") when the base moved. */
-export function checkRequirements(base: TableMetadata, requirements: readonly TableRequirement[]): void {
+export type TableRequirementType = TableRequirement['type'];
+
+/**
+ * Throws CommitConflictError naming the requirement ("expected X, found Y") when `base` does not
+ * satisfy it. `base` undefined: the table does not exist (only `assert-create` holds then).
+ */
+export function checkRequirements(base: TableMetadata | undefined, requirements: readonly TableRequirement[], table?: string): void {
   for (const r of requirements) {
     const fail = (what: string, expected: unknown, found: unknown): never => {
-      throw new CommitConflictError(`Requirement failed: ${what}: expected ${String(expected)}, found ${String(found)}`, {
-        path: base.location,
-      });
+      throw new CommitConflictError(
+        `Requirement failed (${r.type}): ${what}: expected ${String(expected)}, found ${String(found)}`,
+        { path: table ?? base?.location, requirement: r.type },
+      );
     };
+    if (r.type === 'assert-create') {
+      if (base !== undefined) fail('the table must not exist', 'no table', `table ${base.tableUuid}`);
+      continue;
+    }
+    if (base === undefined) return fail('the table must exist', 'a table', 'none');
     switch (r.type) {
       case 'assert-table-uuid':
         if (base.tableUuid !== r.uuid) fail('table uuid', r.uuid, base.tableUuid);
         break;
       case 'assert-ref-snapshot-id': {
         const found = base.refs[r.ref]?.snapshotId ?? (r.ref === MAIN_BRANCH ? base.currentSnapshotId : null) ?? null;
-        if (found !== r.snapshotId) fail(`branch ${r.ref} snapshot`, r.snapshotId ?? 'none', found ?? 'none');
+        if (found !== r.snapshotId) fail(`${base.refs[r.ref]?.type ?? 'branch'} ${r.ref} snapshot`, r.snapshotId ?? 'none', found ?? 'none');
         break;
       }
-      case 'assert-current-schema-id':
-        if (base.currentSchemaId !== r.currentSchemaId) fail('current schema id', r.currentSchemaId, base.currentSchemaId);
-        break;
-      case 'assert-default-spec-id':
-        if (base.defaultSpecId !== r.defaultSpecId) fail('default spec id', r.defaultSpecId, base.defaultSpecId);
-        break;
       case 'assert-last-assigned-field-id':
         if (base.lastColumnId !== r.lastAssignedFieldId) fail('last assigned field id', r.lastAssignedFieldId, base.lastColumnId);
+        break;
+      case 'assert-current-schema-id':
+        if (base.currentSchemaId !== r.currentSchemaId) fail('current schema id', r.currentSchemaId, base.currentSchemaId);
         break;
       case 'assert-last-assigned-partition-id':
         if (base.lastPartitionId !== r.lastAssignedPartitionId)
           fail('last assigned partition id', r.lastAssignedPartitionId, base.lastPartitionId);
+        break;
+      case 'assert-default-spec-id':
+        if (base.defaultSpecId !== r.defaultSpecId) fail('default spec id', r.defaultSpecId, base.defaultSpecId);
+        break;
+      case 'assert-default-sort-order-id':
+        if (base.defaultSortOrderId !== r.defaultSortOrderId) fail('default sort order id', r.defaultSortOrderId, base.defaultSortOrderId);
         break;
     }
   }

@@ -5,7 +5,7 @@
  * of every retained snapshot's manifests — so a Puffin file holding one live deletion vector
  * stays — and fails rather than guesses when one of them cannot be read.
  */
-import { commitTable, loadTable, type Table } from '../catalog/table.js';
+import { commitTable, loadTable, refreshTable, type Table } from '../catalog/table.js';
 import { metadataFolder, metadataVersionOf } from '../catalog/object-store-catalog.js';
 import type { FileIO } from '../io/file-io.js';
 import { baseName } from '../io/path.js';
@@ -108,7 +108,7 @@ export async function expireSnapshots(tableOrLocation: Table | string, options: 
       throw e;
     }
     // Whatever committed since is retained too.
-    table = await loadTable(location, { io });
+    table = await refreshTable(table);
     after = table.metadata;
   } else {
     after = table.metadata;

@@ -13,7 +13,8 @@ import { MetadataColumns, type Schema } from '../iceberg/schema.js';
 import { parseTableMetadata, serializeTableMetadata, currentSchema, type TableMetadata } from '../iceberg/table-metadata.js';
 import type { NestedField, StructType } from '../iceberg/types.js';
 import { ParquetWriter } from '../parquet/writer.js';
-import { loadCurrent, metadataFolder, metadataVersionOf, VERSION_HINT_FILE } from '../catalog/object-store-catalog.js';
+import { loadTable } from '../catalog/table.js';
+import { metadataFolder, metadataVersionOf, VERSION_HINT_FILE } from '../catalog/object-store-catalog.js';
 import { readRows } from './data-reader.js';
 import { POSITION_DELETE_SCHEMA } from './delete-filter.js';
 import { openParquet } from '../parquet/reader.js';
@@ -53,10 +54,8 @@ export async function relocateTable(source: string, target: string, options: Rel
   const dst = absolute(target);
   const srcIo = fileIOFor(src, options);
   const dstIo = fileIOFor(dst, options);
-  const current = options.metadataFile
-    ? { metadataLocation: options.metadataFile, text: new TextDecoder().decode(await srcIo.read(options.metadataFile)) }
-    : await loadCurrent(srcIo, src);
-  const metadata = parseTableMetadata(current.text, current.metadataLocation);
+  const current = await loadTable(src, { io: srcIo, ...(options.metadataFile !== undefined ? { metadataFile: options.metadataFile } : {}) });
+  const metadata = current.metadata;
   if (normalizePath(dst) === normalizePath(src) || normalizePath(dst) === normalizePath(metadata.location)) {
     throw new ValidationError(`relocate: the target ${dst} is the table's own location; nothing would be copied, its files would be rewritten in place`, { path: dst });
   }

@@ -6,6 +6,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { ObjectStoreCatalog } from '../../lib/catalog/object-store-catalog.js';
 import { loadTable, type Table } from '../../lib/catalog/table.js';
 import { commitCompaction } from '../../lib/compaction/commit.js';
 import { ValidationError } from '../../lib/errors.js';
@@ -229,7 +230,8 @@ describe('failures leave the table readable and unchanged; a rerun completes', (
         throw new Error(`injected failure creating ${path}`);
       },
     });
-    await expect(commitCompaction({ ...t, io: failing }, plan, results)).rejects.toThrow(/injected failure/);
+    const failingTable = { ...t, io: failing, catalog: new ObjectStoreCatalog(failing, t.location) };
+    await expect(commitCompaction(failingTable, plan, results)).rejects.toThrow(/injected failure/);
     expect((await loadTable(t.location)).metadata.currentSnapshotId).toBe(t.metadata.currentSnapshotId);
     expect(sortRows(await javaRead(t.location))).toEqual(before);
     // Committing the same results again works (the commit step is idempotent and retryable).
