@@ -5,7 +5,8 @@ import { normalizePath } from '../io/path.js';
 import { deleteFileKey, isDeletionVector } from './delete-file.js';
 import { newMetadataLocation } from './locations.js';
 import { FileContent, ManifestWriter, readManifest, type DataFile, type ManifestEntry } from './manifest.js';
-import { readManifestList, writeManifestList, type ManifestFile } from './manifest-list.js';
+import { ManifestContent, readManifestList, writeManifestList, type ManifestFile } from './manifest-list.js';
+import { keepsManifest, manifestMergeSettings, mergeManifests, type MergeContext } from './manifest-merge.js';
 import { partitionKey } from './partition.js';
 import { MAIN_BRANCH, Operation, type Snapshot } from './snapshot.js';
 import {
@@ -52,7 +53,10 @@ export function newSnapshotId(): bigint {
 /**
  * Writes the manifests and manifest list of the next snapshot of `base` and returns
  * the updates that add it. Untouched manifests are carried over verbatim; a manifest
- * holding a removed file is rewritten with that entry DELETED and the rest EXISTING.
+ * holding a removed file is rewritten with that entry DELETED and the rest EXISTING
+ * (emptied manifests' DELETED entries share one manifest per spec and content). Then, as
+ * Java's MergingSnapshotProducer: manifests with no live entry that an earlier commit wrote
+ * are dropped, and small manifests are merged (manifest-merge.ts).
  */
 export async function produceSnapshot(io: FileIO, base: TableMetadata, changes: SnapshotChanges): Promise<ProducedSnapshot> {
   const branch = changes.branch ?? MAIN_BRANCH;
@@ -110,9 +114,16 @@ export async function produceSnapshot(io: FileIO, base: TableMetadata, changes: 
   await writeNew(addedDeletes, 1);
 
   const carried: ManifestFile[] = [];
+  let rewrittenCount = 0;
+  const emptied = new Map<string, ManifestWriter>();
+  const rewriterOf = (m: ManifestFile): ManifestWriter =>
+    new ManifestWriter(io, nextManifestPath(), {
+      formatVersion: v, spec: specById(base, m.partitionSpecId), schema, snapshotId, content: m.content,
+    });
   if (parent?.manifestList !== undefined) {
     for (const manifest of await readManifestList(io, parent.manifestList, v)) {
-      if (toRemove.size === 0) {
+      // A manifest without a live entry holds nothing to remove (ManifestFilterManager).
+      if (toRemove.size === 0 || !keepsManifest(manifest, snapshotId)) {
         carried.push(manifest);
         continue;
       }
@@ -131,19 +142,56 @@ export async function produceSnapshot(io: FileIO, base: TableMetadata, changes: 
       const gone = entries.filter((e) => matches(e.dataFile) !== undefined);
       for (const e of gone) found.add(matches(e.dataFile)!);
       removed.push(...gone);
-      const path = nextManifestPath();
-      const writer = new ManifestWriter(io, path, {
-        formatVersion: v, spec: specById(base, manifest.partitionSpecId), schema, snapshotId, content: manifest.content,
-      });
+      rewrittenCount++;
+      if (live.length === 0) {
+        // Java writes one DELETED-only manifest per emptied manifest; one per spec and content
+        // records the same entries in far fewer files (the next commit drops it).
+        const key = `${manifest.content}/${manifest.partitionSpecId}`;
+        let writer = emptied.get(key);
+        if (!writer) {
+          writer = rewriterOf(manifest);
+          emptied.set(key, writer);
+        }
+        for (const e of gone) writer.delete(e);
+        continue;
+      }
+      const writer = rewriterOf(manifest);
       for (const e of gone) writer.delete(e);
       for (const e of live) writer.existing(e);
       carried.push(await writer.close());
-      written.push(path);
+      written.push(writer.path);
     }
+  }
+  for (const writer of emptied.values()) {
+    carried.push(await writer.close());
+    written.push(writer.path);
   }
   const missing = [...toRemove].filter(([k]) => !found.has(k)).map(([, p]) => p);
   if (missing.length > 0) {
     throw new ValidationError(`Missing required files to delete: ${missing.join(', ')}`, { path: base.location });
+  }
+
+  // Java's MergingSnapshotProducer.apply: new manifests first, dead ones dropped, small ones
+  // merged; data manifests, then delete manifests.
+  const ctx: MergeContext = {
+    io, specs, schema, formatVersion: v, snapshotId, settings: manifestMergeSettings(base), nextPath: nextManifestPath,
+  };
+  const listedManifests: ManifestFile[] = [];
+  const replaced: ManifestFile[] = [];
+  for (const content of [ManifestContent.Data, ManifestContent.Deletes]) {
+    const kept = [...newManifests, ...carried].filter((m) => m.content === content && keepsManifest(m, snapshotId));
+    const merged = await mergeManifests(ctx, kept);
+    listedManifests.push(...merged.manifests);
+    replaced.push(...merged.replaced);
+    written.push(...merged.written);
+  }
+  // This attempt's manifests that a merge folded in are referenced by nothing.
+  const listedPaths = new Set(listedManifests.map((m) => m.manifestPath));
+  const unlisted = replaced.filter((m) => m.addedSnapshotId === snapshotId && !listedPaths.has(m.manifestPath)).map((m) => m.manifestPath);
+  if (unlisted.length > 0) {
+    await io.deleteMany(unlisted);
+    const gone = new Set(unlisted);
+    written.splice(0, written.length, ...written.filter((p) => !gone.has(p)));
   }
 
   const manifestListPath = newMetadataLocation(base, `snap-${snapshotId}-1-${commitUuid}.avro`);
@@ -157,14 +205,17 @@ export async function produceSnapshot(io: FileIO, base: TableMetadata, changes: 
       sequenceNumber,
       ...(v >= 3 ? { firstRowId: base.nextRowId ?? 0n } : {}),
     },
-    [...newManifests, ...carried],
+    listedManifests,
   );
   written.push(manifestListPath);
 
   const operation =
     changes.operation ??
     (removed.length === 0 ? (addedDeletes.length > 0 ? Operation.Overwrite : Operation.Append) : addedData.length === 0 && addedDeletes.length === 0 ? Operation.Delete : Operation.Overwrite);
-  const summary = snapshotSummary(operation, addedData, addedDeletes, removed, parent?.summary, changes.summary);
+  const summary = snapshotSummary(operation, addedData, addedDeletes, removed, parent?.summary, {
+    ...manifestCounts(listedManifests, snapshotId, rewrittenCount + replaced.filter((m) => m.addedSnapshotId !== snapshotId).length),
+    ...changes.summary,
+  });
   const snapshot: Snapshot = {
     snapshotId,
     ...(parent ? { parentSnapshotId: parent.snapshotId } : {}),
@@ -183,6 +234,16 @@ export async function produceSnapshot(io: FileIO, base: TableMetadata, changes: 
     ],
     requirements: [{ type: 'assert-ref-snapshot-id', ref: branch, snapshotId: parent?.snapshotId ?? null }],
     writtenFiles: written,
+  };
+}
+
+/** SnapshotProducer.buildManifestCountSummary. */
+function manifestCounts(listed: readonly ManifestFile[], snapshotId: bigint, replaced: number): Record<string, string> {
+  const created = listed.filter((m) => m.addedSnapshotId === snapshotId).length;
+  return {
+    'manifests-created': String(created),
+    'manifests-kept': String(listed.length - created),
+    'manifests-replaced': String(replaced),
   };
 }
 
