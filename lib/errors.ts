@@ -128,3 +128,17 @@ export class ReadOnlyTableError extends PackiceError {
     super(ErrorKind.ReadOnly, message, options);
   }
 }
+
+/**
+ * Deletes prepared against a data file that a commit other than a compaction with a map removed
+ * (an overwrite, a rewrite that reorders rows): they cannot be translated, so they conflict.
+ */
+export class DataFileRemovedError extends ValidationError {
+  /** The data file the deletes were prepared against, as the writer named it. */
+  readonly dataFile: string;
+
+  constructor(dataFile: string, message: string, options: ErrorOptions = {}) {
+    super(message, options);
+    this.dataFile = dataFile;
+  }
+}

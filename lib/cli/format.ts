@@ -6,6 +6,7 @@ import type { TableHealth } from '../compaction/health.js';
 import type { Plan } from '../compaction/messages.js';
 import type { RunReport } from '../pipeline/local-runner.js';
 import type { TableInfo } from '../table/info.js';
+import type { DeleteCommandResult } from './delete-command.js';
 
 const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
 
@@ -192,5 +193,21 @@ export function formatRunReport(r: RunReport, dryRun: boolean): string {
   if ((r.commit?.deletesRebased ?? 0) > 0) lines.push(`  rebased   ${r.commit!.deletesRebased} concurrent delete file(s) onto the rewritten files`);
   for (const a of r.commit?.abortedGroups ?? []) lines.push(`  aborted   ${a.groupId}: ${a.reason}`);
   for (const f of r.failed) lines.push(`  failed    ${f.groupId}: ${f.error}`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** `packice delete`: what the row delta committed, and what following the compactions took. */
+export function formatDeleteResult(r: DeleteCommandResult): string {
+  if (r.matched === 0) return 'no row matched: nothing to delete\n';
+  const kind = r.formatVersion >= 3 ? 'deletion vector(s)' : 'position delete file(s)';
+  const lines = [
+    r.committed
+      ? `deleted   ${r.rowsDeleted} row(s) in snapshot ${r.snapshotId}: ${r.filesWritten} ${kind} written`
+      : `deleted   0 rows: every matching row was deleted already; nothing committed`,
+    `matched   ${r.matched} row(s) in snapshot ${r.preparedSnapshotId}`,
+  ];
+  if (r.maps > 0) lines.push(`rebased   ${r.rebased} position(s) through ${r.maps} compaction map(s)`);
+  if (r.dropped > 0) lines.push(`dropped   ${r.dropped} row(s) a compaction had already removed`);
+  if (r.alreadyDeleted > 0) lines.push(`skipped   ${r.alreadyDeleted} row(s) deleted meanwhile`);
   return `${lines.join('\n')}\n`;
 }

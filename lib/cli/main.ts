@@ -12,6 +12,8 @@ import { formatBytes, formatInfo } from './format.js';
 import { registerPlanCommands, TABLE_ARGUMENT } from './plan-commands.js';
 import { registerCompactCommand } from './compact-command.js';
 import { registerRetentionCommands } from './retention-commands.js';
+import { registerDeleteCommand } from './delete-command.js';
+import { registerStepCommands } from './step-commands.js';
 
 interface GlobalOptions {
   s3Endpoint?: string;
@@ -103,6 +105,8 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
   registerPlanCommands(program, out, (m) => openOptions(program, m));
   registerCompactCommand(program, out, () => openOptions(program).s3Endpoint);
   registerRetentionCommands(program, out, () => openOptions(program));
+  registerDeleteCommand(program, out, () => openOptions(program));
+  registerStepCommands(program, out, () => openOptions(program).s3Endpoint);
   return program;
 }
 

@@ -13,10 +13,9 @@ import { deleteFileKey, isDeletionVector, referencedDataFile } from '../iceberg/
 import type { DeleteFileRef } from '../iceberg/delete-index.js';
 import { ensureRoaring, PositionDeleteIndex, readDeletionVector } from '../iceberg/deletion-vector.js';
 import type { DataFile } from '../iceberg/manifest.js';
-import { partitionKey } from '../iceberg/partition.js';
-import { currentSchema, specById, type TableMetadata } from '../iceberg/table-metadata.js';
+import type { TableMetadata } from '../iceberg/table-metadata.js';
 import { DeleteFileCache } from '../table/delete-filter.js';
-import { writeDeletionVectorFile, writePositionDeleteFile } from '../table/delete-writer.js';
+import { writePositionDeletes } from '../table/delete-writer.js';
 import { readCompactionMap } from './compaction-map.js';
 import { CompactionMapIndex } from './remap.js';
 
@@ -94,8 +93,7 @@ export async function rebaseDeletes(
   }
   const slots = [...perOutput.values()].filter((s) => !s.positions.isEmpty());
   const positions = slots.reduce((n, s) => n + s.positions.cardinality(), 0);
-  let added: DataFile[] = [];
-  if (slots.length > 0 && m.formatVersion >= 3) {
+  if (m.formatVersion >= 3) {
     // One DV per data file: fold in the one an output already has, and replace it.
     const existing = new Map<string, DataFile>();
     for (const d of liveDeletes) {
@@ -108,20 +106,8 @@ export async function rebaseDeletes(
       s.positions.merge(await readVector(io, old));
       removed.set(deleteFileKey(old), old);
     }
-    added = await writeDeletionVectorFile(io, m, slots.map((s) => ({ dataFile: s.file, positions: s.positions })));
-  } else if (slots.length > 0) {
-    const schema = currentSchema(m);
-    const byPartition = new Map<string, { file: DataFile; deletes: { filePath: string; pos: bigint }[] }>();
-    for (const s of slots) {
-      const key = partitionKey(s.file.specId, s.file.partition);
-      let g = byPartition.get(key);
-      if (!g) byPartition.set(key, (g = { file: s.file, deletes: [] }));
-      for (const pos of s.positions) g.deletes.push({ filePath: s.file.filePath, pos });
-    }
-    for (const g of byPartition.values()) {
-      added.push(await writePositionDeleteFile(io, m, schema, specById(m, g.file.specId), g.file.partition, g.deletes));
-    }
   }
+  const added = await writePositionDeletes(io, m, slots.map((s) => ({ dataFile: s.file, positions: s.positions })));
   return { added, removed: [...removed.values()], files: translated.size, positions, dropped };
 }
 

@@ -6,9 +6,9 @@ import { writeDeletionVectors, type PositionDeleteIndex } from '../iceberg/delet
 import { FileContent, type DataFile } from '../iceberg/manifest.js';
 import { partitionFolder, tableLocationProvider } from '../iceberg/locations.js';
 import { POSITION_DELETE_METRICS_CONFIG, metricsConfigFromProperties } from '../iceberg/metrics-config.js';
-import type { PartitionSpec } from '../iceberg/partition.js';
+import { partitionKey, type PartitionSpec } from '../iceberg/partition.js';
 import { indexById, type Schema } from '../iceberg/schema.js';
-import type { TableMetadata } from '../iceberg/table-metadata.js';
+import { currentSchema, specById, type TableMetadata } from '../iceberg/table-metadata.js';
 import type { NestedField, StructType } from '../iceberg/types.js';
 import type { Row } from '../iceberg/values.js';
 import { ParquetWriter } from '../parquet/writer.js';
@@ -101,4 +101,37 @@ export async function writeDeletionVectorFile(
       contentSizeInBytes: BigInt(w.contentSizeInBytes),
     };
   });
+}
+
+/**
+ * Position deletes for data files in the form the table's format version wants: one deletion
+ * vector per data file, all in one Puffin file (v3; merging with a file's existing vector is the
+ * caller's part), or position delete files, one per partition (v2). Empty indexes are skipped.
+ */
+export async function writePositionDeletes(
+  io: FileIO,
+  metadata: TableMetadata,
+  targets: ReadonlyArray<{ readonly dataFile: DataFile; readonly positions: PositionDeleteIndex }>,
+): Promise<DataFile[]> {
+  const nonEmpty = targets.filter((t) => !t.positions.isEmpty());
+  if (nonEmpty.length === 0) return [];
+  if (metadata.formatVersion >= 3) return writeDeletionVectorFile(io, metadata, nonEmpty);
+  const schema = currentSchema(metadata);
+  const byPartition = new Map<string, { file: DataFile; deletes: { filePath: string; pos: bigint }[] }>();
+  for (const t of nonEmpty) {
+    const key = partitionKey(t.dataFile.specId, t.dataFile.partition);
+    let g = byPartition.get(key);
+    if (!g) byPartition.set(key, (g = { file: t.dataFile, deletes: [] }));
+    for (const pos of t.positions) g.deletes.push({ filePath: t.dataFile.filePath, pos });
+  }
+  const out: DataFile[] = [];
+  try {
+    for (const g of byPartition.values()) {
+      out.push(await writePositionDeleteFile(io, metadata, schema, specById(metadata, g.file.specId), g.file.partition, g.deletes));
+    }
+  } catch (e) {
+    await io.deleteMany(out.map((f) => f.filePath)).catch(() => undefined);
+    throw e;
+  }
+  return out;
 }

@@ -4,7 +4,7 @@ import { ValidationError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
 import { ensureRoaring, PositionDeleteIndex, readDeletionVector } from '../iceberg/deletion-vector.js';
 import type { DataFile } from '../iceberg/manifest.js';
-import { partitionKey, type PartitionField, type PartitionSpec } from '../iceberg/partition.js';
+import { partitionKey, type PartitionField } from '../iceberg/partition.js';
 import { planFiles } from '../iceberg/scan-planning.js';
 import { maxFieldId, type Schema } from '../iceberg/schema.js';
 import { produceSnapshot, type SnapshotChanges } from '../iceberg/snapshot-producer.js';
@@ -13,7 +13,7 @@ import { currentSchema, specById, type FormatVersion, type TableMetadata } from 
 import type { Transform } from '../iceberg/transform.js';
 import type { Row } from '../iceberg/values.js';
 import { partitionOf, writeDataFiles, type DataWriterOptions } from './data-writer.js';
-import { writeDeletionVectorFile, writeEqualityDeleteFile, writePositionDeleteFile } from './delete-writer.js';
+import { writeEqualityDeleteFile, writePositionDeletes } from './delete-writer.js';
 import { readTask, tableNameMapping } from './scan.js';
 
 export interface NewTableOptions {
@@ -130,31 +130,20 @@ export async function deleteRows(
     }
   }
   if (deleted === 0) return { table, deleted };
-  let added: DataFile[] = [];
+  await ensureRoaring();
   const removed: DataFile[] = [];
-  if (m.formatVersion >= 3) {
-    await ensureRoaring();
-    const vectors = [];
-    for (const { task, positions } of hits) {
-      const old = task.deletes.deletionVector?.file;
-      const index = old
-        ? await readDeletionVector(table.io, old.filePath, Number(old.contentOffset), Number(old.contentSizeInBytes), old.recordCount)
-        : new PositionDeleteIndex();
-      for (const p of positions) index.add(p);
-      vectors.push({ dataFile: task.dataFile, positions: index });
-      if (old) removed.push(old);
-    }
-    added = await writeDeletionVectorFile(table.io, m, vectors);
-  } else {
-    const byPartition = new Map<string, { spec: PartitionSpec; partition: Row; deletes: { filePath: string; pos: bigint }[] }>();
-    for (const { task, positions } of hits) {
-      const key = partitionKey(task.dataFile.specId, task.dataFile.partition);
-      let g = byPartition.get(key);
-      if (!g) byPartition.set(key, (g = { spec: task.spec, partition: task.dataFile.partition, deletes: [] }));
-      for (const pos of positions) g.deletes.push({ filePath: task.dataFile.filePath, pos });
-    }
-    for (const g of byPartition.values()) added.push(await writePositionDeleteFile(table.io, m, schema, g.spec, g.partition, g.deletes));
+  const targets = [];
+  for (const { task, positions } of hits) {
+    // v3: one DV per data file, so the new positions join the file's existing vector, which goes.
+    const old = m.formatVersion >= 3 ? task.deletes.deletionVector?.file : undefined;
+    const index = old
+      ? await readDeletionVector(table.io, old.filePath, Number(old.contentOffset), Number(old.contentSizeInBytes), old.recordCount)
+      : new PositionDeleteIndex();
+    for (const p of positions) index.add(p);
+    targets.push({ dataFile: task.dataFile, positions: index });
+    if (old) removed.push(old);
   }
+  const added = await writePositionDeletes(table.io, m, targets);
   const next = await commitChanges(table, { addedDeleteFiles: added, removedFiles: removed, operation: 'delete' });
   return { table: next, deleted };
 }
