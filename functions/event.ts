@@ -7,9 +7,11 @@
 import type { Plan, PlanRequest } from '../lib/compaction/messages.js';
 import { ErrorKind, PackiceError } from '../lib/errors.js';
 import type { CommitStateInput } from '../lib/pipeline/commit-step.js';
+import type { ReportRequest } from '../lib/pipeline/report-step.js';
+import type { RetentionRequest } from '../lib/pipeline/retention-request.js';
 import type { RewriteRequest } from '../lib/pipeline/rewrite-request.js';
+import type { StepName } from './log-step.js';
 
-export type StepName = 'plan' | 'rewrite' | 'commit';
 
 /** An event that is not the message its step expects. */
 export class InvalidEventError extends PackiceError {
@@ -28,7 +30,8 @@ type Expected =
   | 'a string'
   | 'a non-empty string'
   | 'a number'
-  | 'a string or null';
+  | 'a string or null'
+  | 'an S3 "Object Created" event or {"tables":"all"}';
 
 class EventReader {
   constructor(private readonly step: StepName) {}
@@ -127,7 +130,10 @@ export function parseRewriteEvent(event: unknown): RewriteEvent {
  * Map's ResultWriter output naming its result files.
  */
 export function parseCommitEvent(event: unknown): CommitEvent {
-  const r = new EventReader('commit');
+  return commitInput(new EventReader('commit'), event);
+}
+
+function commitInput(r: EventReader, event: unknown): CommitEvent {
   const request = r.object(event, '');
   const plan = r.object(request.plan, 'plan');
   if ('groupsFile' in plan) {
@@ -157,4 +163,43 @@ export function parseCommitEvent(event: unknown): CommitEvent {
     for (const k of ['rowsIn', 'rowsOut', 'hashIn', 'hashOut'] as const) r.string(checksums[k], `${path}.checksums.${k}`, true);
   });
   return event as CommitEvent;
+}
+
+/** The Report state's event: the commit's input, `commit` (its answer) and `execution` (name and start time). */
+export function parseReportEvent(event: unknown): ReportRequest {
+  const r = new EventReader('report');
+  const request = r.object(event, '');
+  commitInput(r, event);
+  const commit = r.object(request.commit, 'commit');
+  r.array(commit.committedGroups, 'commit.committedGroups');
+  r.array(commit.abortedGroups, 'commit.abortedGroups');
+  r.number(commit.durationMs, 'commit.durationMs');
+  const execution = r.object(request.execution, 'execution');
+  r.string(execution.name, 'execution.name', true);
+  r.string(execution.startTime, 'execution.startTime', true);
+  return event as ReportRequest;
+}
+
+/** What the trigger checks: the table an S3 notification is about, or every configured table (the nightly schedule). */
+export type TriggerEvent = { readonly kind: 'object-created'; readonly bucket: string; readonly key: string } | { readonly kind: 'all' };
+
+/** EventBridge's S3 "Object Created" event, or the schedule's `{"tables": "all"}`. */
+export function parseTriggerEvent(event: unknown): TriggerEvent {
+  const r = new EventReader('trigger');
+  const request = r.object(event, '');
+  if (request.tables === 'all') return { kind: 'all' };
+  if (request['detail-type'] !== 'Object Created') r.fail('', 'an S3 "Object Created" event or {"tables":"all"}', event);
+  const detail = r.object(request.detail, 'detail');
+  const bucket = r.string(r.object(detail.bucket, 'detail.bucket').name, 'detail.bucket.name', true);
+  const key = r.string(r.object(detail.object, 'detail.object').key, 'detail.object.key', true);
+  return { kind: 'object-created', bucket, key };
+}
+
+/** The expire and orphans handlers' event: a table and its retention settings (one item of the retention Map). */
+export function parseRetentionEvent(step: 'expire' | 'orphans', event: unknown): RetentionRequest {
+  const r = new EventReader(step);
+  const request = r.object(event, '');
+  r.table(request.table, 'table');
+  if (request.retention !== undefined) r.object(request.retention, 'retention');
+  return event as RetentionRequest;
 }

@@ -1,19 +1,23 @@
 /**
- * One structured JSON log line per step invocation, written straight to stdout (as Powertools'
- * Logger does) so the Lambda runtime does not prefix it and CloudWatch Logs Insights reads its
- * fields. Errors are logged and rethrown: Step Functions' Retry and Catch match on their name.
+ * One structured JSON log line per step invocation, through Powertools for AWS Lambda's Logger
+ * (JSON straight to stdout, so the Lambda runtime does not prefix it and CloudWatch Logs
+ * Insights reads its fields; the X-Ray trace id joins each line when tracing is on).
+ * Errors are logged and rethrown: Step Functions' Retry and Catch match on their name.
  */
-import { Console } from 'node:console';
-import type { StepName } from './event.js';
+import { Logger } from '@aws-lambda-powertools/logger';
+
+export type StepName = 'plan' | 'rewrite' | 'commit' | 'report' | 'trigger' | 'expire' | 'orphans';
 
 /** The part of the Lambda context we log; tests call handlers without one. */
 export interface LambdaContext {
   readonly awsRequestId: string;
 }
 
-export type LogFields = Readonly<Record<string, string | number | boolean | null | readonly string[]>>;
+export type LogFields = Readonly<Record<string, string | number | boolean | null | readonly string[] | object>>;
 
-const out = new Console({ stdout: process.stdout, stderr: process.stderr });
+export const SERVICE_NAME = 'packice';
+
+const logger = new Logger({ serviceName: SERVICE_NAME });
 
 /** Runs one step; `run` returns the step's message and the fields to log about it. */
 export async function logStep<T>(
@@ -25,17 +29,13 @@ export async function logStep<T>(
   const base = { step, ...(context ? { requestId: context.awsRequestId } : {}) };
   try {
     const { result, log } = await run();
-    out.log(line({ level: 'INFO', ...base, outcome: 'ok', ...log, durationMs: elapsed(started) }));
+    logger.info(`${step} ok`, { ...base, outcome: 'ok', ...log, durationMs: elapsed(started) });
     return result;
   } catch (e) {
     const error = e instanceof Error ? { errorName: e.name, errorMessage: e.message } : { errorName: 'Error', errorMessage: String(e) };
-    out.error(line({ level: 'ERROR', ...base, outcome: 'error', ...error, durationMs: elapsed(started) }));
+    logger.error(`${step} failed`, { ...base, outcome: 'error', ...error, durationMs: elapsed(started) });
     throw e;
   }
-}
-
-function line(fields: Record<string, unknown>): string {
-  return JSON.stringify({ timestamp: new Date().toISOString(), service: 'packice', ...fields });
 }
 
 function elapsed(started: number): number {

@@ -35,9 +35,21 @@ export interface CommitStateInput {
   readonly results: readonly RewriteOutcome[] | MapResultWriterOutput;
 }
 
+/** The commit state's answer: the commit's, and how long the step took (the report prices it). */
+export interface CommitStateResult extends CompactionCommitResult {
+  readonly durationMs: number;
+}
+
 /** Reads back what travelled by reference (a stored plan's groups, a Distributed Map's results), then commits. */
-export async function commitStateStep(input: CommitStateInput, options: CompactionCommitOptions & FileIOOptions = {}): Promise<CompactionCommitResult> {
+export async function commitStateStep(input: CommitStateInput, options: CompactionCommitOptions & FileIOOptions = {}): Promise<CommitStateResult> {
+  const started = performance.now();
   const plan = await loadPlan(input.plan, options);
-  const results = isMapResultWriterOutput(input.results) ? await readMapResults(input.results, options) : input.results;
-  return commitStep({ plan, results }, options);
+  const results = await rewriteOutcomes(input.results, options);
+  const result = await commitStep({ plan, results }, options);
+  return { ...result, durationMs: Math.round(performance.now() - started) };
+}
+
+/** The Map's outcomes, read back from the Distributed Map's result files when they travelled by reference. */
+export async function rewriteOutcomes(results: CommitStateInput['results'], options: FileIOOptions = {}): Promise<readonly RewriteOutcome[]> {
+  return isMapResultWriterOutput(results) ? readMapResults(results, options) : results;
 }

@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import type { CompactionCommitOptions } from '../compaction/commit.js';
 import type { CompactionCommitResult, GroupResult, Plan, PlanRequest } from '../compaction/messages.js';
 import type { RewriteOptions } from '../compaction/rewriter.js';
+import { runTotals, type RunTotals } from './run-totals.js';
 import { commitStep, planStep, rewriteStep } from './steps.js';
 
 export type ProgressEvent =
@@ -21,13 +22,7 @@ export interface LocalRunOptions {
   readonly onProgress?: (e: ProgressEvent) => void;
 }
 
-export interface RunSummary {
-  readonly filesIn: number;
-  readonly filesOut: number;
-  readonly bytesRead: number;
-  readonly bytesWritten: number;
-  readonly rowsIn: number;
-  readonly rowsOut: number;
+export interface RunSummary extends RunTotals {
   /** Bytes written over the live bytes of the table. */
   readonly writeAmplification: number;
   readonly durationMs: number;
@@ -124,20 +119,6 @@ async function rewriteInWorkers(
 }
 
 function runSummary(plan: Plan, results: readonly GroupResult[], commit: CompactionCommitResult | null, durationMs: number): RunSummary {
-  const committed = new Set(commit?.committedGroups ?? []);
-  const done = results.filter((r) => committed.has(r.groupId));
-  const groups = new Map(plan.groups.map((g) => [g.id, g]));
-  const filesIn = done.reduce((n, r) => n + (groups.get(r.groupId)?.inputs.length ?? 0), 0);
-  const bytesWritten = done.reduce((n, r) => n + r.bytesWritten, 0);
-  const liveBytes = Math.max(1, plan.summary.bytesBefore);
-  return {
-    filesIn,
-    filesOut: done.reduce((n, r) => n + r.outputs.length, 0),
-    bytesRead: done.reduce((n, r) => n + r.bytesRead, 0),
-    bytesWritten,
-    rowsIn: done.reduce((n, r) => n + Number(r.checksums.rowsIn), 0),
-    rowsOut: done.reduce((n, r) => n + Number(r.checksums.rowsOut), 0),
-    writeAmplification: bytesWritten / liveBytes,
-    durationMs,
-  };
+  const totals = runTotals(plan, results, commit);
+  return { ...totals, writeAmplification: totals.bytesWritten / Math.max(1, plan.summary.bytesBefore), durationMs };
 }

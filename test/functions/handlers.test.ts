@@ -49,8 +49,9 @@ function parseLines(written: string[]): Record<string, unknown>[] {
   return written
     .join('')
     .split('\n')
-    .filter((l) => l.startsWith('{"timestamp"'))
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
+    .filter((l) => l.startsWith('{"level"'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((l) => l.service === 'packice');
 }
 
 async function runChain(request: PlanRequest): Promise<{ plan: Plan; results: GroupResult[] }> {
