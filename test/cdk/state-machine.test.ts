@@ -78,6 +78,11 @@ function invocationsOf(execution: Execution, state: string): Invocation[] {
   return execution.invocations.filter((i) => i.state === state);
 }
 
+/** The commit's result, and the table after it: its live files and rows. */
+async function afterRun(execution: Execution, location: string): Promise<{ result: CompactionCommitResult; files: { data: number; deletes: number }; rows: Row[] }> {
+  return { result: execution.output as unknown as CompactionCommitResult, files: await fileCounts(s3, location), rows: await liveRows(s3, location) };
+}
+
 /** The states the execution entered, top level and inside Map iterations, in order. */
 function statesEntered(execution: Execution): string[] {
   return execution.events.filter((e) => e.type === 'StateEntered').map((e) => e.state?.name ?? '');
@@ -95,14 +100,14 @@ describe('the synthesized compaction state machine, run locally', () => {
 
     // Assess
     expect(execution).toMatchObject({ status: 'SUCCEEDED' });
-    const result = execution.output as unknown as CompactionCommitResult;
-    expect(result.committedGroups).toHaveLength(2);
-    expect(result.abortedGroups).toEqual([]);
+    const after = await afterRun(execution, location);
+    expect(after.result.committedGroups).toHaveLength(2);
+    expect(after.result.abortedGroups).toEqual([]);
     expect(statesEntered(execution).filter((s) => !s.startsWith('Rewrite'))).toEqual(['Plan', 'Any groups?', 'Commit', 'Compacted']);
     expect(statesEntered(execution).filter((s) => s === 'Rewrite')).toHaveLength(2);
     expect(execution.invocations.map((i) => i.state).sort()).toEqual(['Commit', 'Plan', 'Rewrite', 'Rewrite']);
-    expect(await fileCounts(s3, location)).toEqual({ data: 2, deletes: 0 });
-    expect(await liveRows(s3, location)).toEqual(before);
+    expect(after.files).toEqual({ data: 2, deletes: 0 });
+    expect(after.rows).toEqual(before);
   });
 
   it('sends a plan too large for the state through the Distributed Map: groups read from the stored plan, results from the files the map wrote', async () => {
@@ -137,11 +142,11 @@ describe('the synthesized compaction state machine, run locally', () => {
     };
     expect(manifest.ResultFiles.FAILED).toEqual([]);
     expect(manifest.ResultFiles.SUCCEEDED).toHaveLength(1);
-    const output = execution.output as unknown as CompactionCommitResult;
-    expect([...output.committedGroups].sort()).toEqual(plan.groups.map((g) => g.id).sort());
-    expect(output.abortedGroups).toEqual([]);
-    expect(await fileCounts(s3, location)).toEqual({ data: 18, deletes: 0 });
-    expect(await liveRows(s3, location)).toEqual(before);
+    const after = await afterRun(execution, location);
+    expect([...after.result.committedGroups].sort()).toEqual(plan.groups.map((g) => g.id).sort());
+    expect(after.result.abortedGroups).toEqual([]);
+    expect(after.files).toEqual({ data: 18, deletes: 0 });
+    expect(after.rows).toEqual(before);
   });
 
   it('catches a group whose input was corrupted after planning: it is reported, the other group commits', async () => {
@@ -172,13 +177,13 @@ describe('the synthesized compaction state machine, run locally', () => {
     expect(failed[0].error?.name).toBe('InvalidFileError');
     expect((failed[0].payload as { group: { id: string } }).group.id).toBe(victim!.groupId);
     expect(statesEntered(execution)).toContain('Group failed');
-    const output = execution.output as unknown as CompactionCommitResult;
-    expect(output.committedGroups).toHaveLength(1);
-    expect(output.committedGroups).not.toContain(victim!.groupId);
-    expect(output.abortedGroups).toEqual([{ groupId: victim!.groupId, reason: expect.stringMatching(new RegExp(`^rewrite failed: ${failed[0].error!.name}: `)) }]);
+    const after = await afterRun(execution, location);
+    expect(after.result.committedGroups).toHaveLength(1);
+    expect(after.result.committedGroups).not.toContain(victim!.groupId);
+    expect(after.result.abortedGroups).toEqual([{ groupId: victim!.groupId, reason: expect.stringMatching(new RegExp(`^rewrite failed: ${failed[0].error!.name}: `)) }]);
     // One partition compacted (4 files and their deletes into 1), the other untouched.
-    expect(await fileCounts(s3, location)).toEqual({ data: 5, deletes: 1 });
-    expect(await liveRows(s3, location)).toEqual(before);
+    expect(after.files).toEqual({ data: 5, deletes: 1 });
+    expect(after.rows).toEqual(before);
   });
 
   it('retries the commit when concurrent appends win every attempt of its first invocation; the second commits over them', async () => {
@@ -217,11 +222,11 @@ describe('the synthesized compaction state machine, run locally', () => {
     expect(execution.events.filter((e) => e.type === 'StateRetried').map((e) => e.state?.name)).toEqual(['Commit']);
     // The function's own retries (the table's commit.retry.num-retries, 4) each met an append.
     expect(appended).toHaveLength(5);
-    const output = execution.output as unknown as CompactionCommitResult;
-    expect(output.committedGroups).toHaveLength(2);
-    expect(output.abortedGroups).toEqual([]);
-    expect(await liveRows(s3, location)).toEqual([...before, ...appended].sort((a, b) => ((a.id as bigint) < (b.id as bigint) ? -1 : 1)));
+    const after = await afterRun(execution, location);
+    expect(after.result.committedGroups).toHaveLength(2);
+    expect(after.result.abortedGroups).toEqual([]);
+    expect(after.rows).toEqual([...before, ...appended].sort((a, b) => ((a.id as bigint) < (b.id as bigint) ? -1 : 1)));
     // Both partitions compacted; the five appended files stay as they are.
-    expect(await fileCounts(s3, location)).toEqual({ data: 2 + appended.length, deletes: 0 });
+    expect(after.files).toEqual({ data: 2 + appended.length, deletes: 0 });
   });
 });
