@@ -6,11 +6,17 @@
  */
 import { App } from 'aws-cdk-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAP_RESULTS_FOLDER, WORK_PREFIX } from '../../cdk/packice-construct.js';
 import { PackiceStack } from '../../cdk/packice-stack.js';
-import type { CompactionCommitResult } from '../../lib/compaction/messages.js';
+import { loadTable } from '../../lib/catalog/table.js';
+import type { CompactionCommitResult, Plan } from '../../lib/compaction/messages.js';
+import type { FileIO } from '../../lib/io/file-io.js';
 import { S3FileIO } from '../../lib/io/s3.js';
+import type { Row } from '../../lib/iceberg/values.js';
+import { isStoredPlan, loadPlan, inlineSizeEstimate, PLANS_FOLDER, type PlanMessage } from '../../lib/pipeline/plan-payload.js';
+import { appendRows, createNewTable } from '../../lib/table/operations.js';
 import { tempDir } from '../support/fixtures.js';
-import { LocalDeployment, type Execution, type LocalStateMachine } from '../support/local-sfn.js';
+import { LocalDeployment, STATE_PAYLOAD_LIMIT_BYTES, type Execution, type Invocation, type LocalStateMachine } from '../support/local-sfn.js';
 import { freshBucket, testS3Endpoint } from '../support/s3.js';
 import { startS3Interposer, type S3Interposer } from '../support/s3-interposer.js';
 import { fileCounts, liveRows, smallTable } from '../support/small-table.js';
@@ -40,6 +46,43 @@ afterAll(async () => {
   await interposer?.stop();
 });
 
+/**
+ * A table whose plan cannot travel in the state: `partitions` partitions of two files each (one
+ * group each), 48 string columns, so every file's entry carries 48 columns of metrics.
+ */
+async function wideTable(io: FileIO, location: string, partitions: number): Promise<void> {
+  const columns = 48;
+  let table = await createNewTable(io, location, {
+    formatVersion: 2,
+    schema: {
+      type: 'struct',
+      fields: [
+        { id: 1, name: 'id', required: true, type: { type: 'long' } },
+        { id: 2, name: 'part', required: true, type: { type: 'string' } },
+        ...Array.from({ length: columns }, (_, i) => ({ id: 3 + i, name: `attribute_${i}`, required: false, type: { type: 'string' as const } })),
+      ],
+    },
+    partitionFields: [{ sourceId: 2, name: 'part', transform: { kind: 'identity' } }],
+  });
+  for (let append = 0; append < 2; append++) {
+    const rows: Row[] = [];
+    for (let p = 0; p < partitions; p++) {
+      const attributes = Array.from({ length: columns }, (_, i) => [`attribute_${i}`, `value ${i} of row ${append}-${p}`]);
+      rows.push({ id: BigInt(append * partitions + p), part: `part-${String(p).padStart(3, '0')}`, ...Object.fromEntries(attributes) });
+    }
+    table = await appendRows(table, rows);
+  }
+}
+
+function invocationsOf(execution: Execution, state: string): Invocation[] {
+  return execution.invocations.filter((i) => i.state === state);
+}
+
+/** The commit's result, and the table after it: its live files and rows. */
+async function afterRun(execution: Execution, location: string): Promise<{ result: CompactionCommitResult; files: { data: number; deletes: number }; rows: Row[] }> {
+  return { result: execution.output as unknown as CompactionCommitResult, files: await fileCounts(s3, location), rows: await liveRows(s3, location) };
+}
+
 /** The states the execution entered, top level and inside Map iterations, in order. */
 function statesEntered(execution: Execution): string[] {
   return execution.events.filter((e) => e.type === 'StateEntered').map((e) => e.state?.name ?? '');
@@ -57,13 +100,133 @@ describe('the synthesized compaction state machine, run locally', () => {
 
     // Assess
     expect(execution).toMatchObject({ status: 'SUCCEEDED' });
-    const result = execution.output as unknown as CompactionCommitResult;
-    expect(result.committedGroups).toHaveLength(2);
-    expect(result.abortedGroups).toEqual([]);
+    const after = await afterRun(execution, location);
+    expect(after.result.committedGroups).toHaveLength(2);
+    expect(after.result.abortedGroups).toEqual([]);
     expect(statesEntered(execution).filter((s) => !s.startsWith('Rewrite'))).toEqual(['Plan', 'Any groups?', 'Commit', 'Compacted']);
     expect(statesEntered(execution).filter((s) => s === 'Rewrite')).toHaveLength(2);
     expect(execution.invocations.map((i) => i.state).sort()).toEqual(['Commit', 'Plan', 'Rewrite', 'Rewrite']);
-    expect(await fileCounts(s3, location)).toEqual({ data: 2, deletes: 0 });
-    expect(await liveRows(s3, location)).toEqual(before);
+    expect(after.files).toEqual({ data: 2, deletes: 0 });
+    expect(after.rows).toEqual(before);
+  });
+
+  it('sends a plan too large for the state through the Distributed Map: groups read from the stored plan, results from the files the map wrote', async () => {
+    // Prepare: 18 groups whose plan and results would come to more than the 256 KiB a state may hold.
+    const location = `s3://${tableBucket}/warehouse/db/wide`;
+    await wideTable(s3, location, 18);
+    const before = await liveRows(s3, location);
+    const workBucket = deployment.physicalName(stack.compaction.workBucket);
+
+    // Act
+    const execution = await compaction.run({ table: { location }, policy: POLICY });
+
+    // Assess: the plan went to the work bucket, each group through a child execution, the results through S3.
+    expect(execution).toMatchObject({ status: 'SUCCEEDED' });
+    const [planned] = invocationsOf(execution, 'Plan');
+    const message = planned.result as unknown as PlanMessage;
+    expect(isStoredPlan(message)).toBe(true);
+    const plan = await loadPlan(message, { s3Endpoint: testS3Endpoint() });
+    expect(plan.groups).toHaveLength(18);
+    expect(inlineSizeEstimate(plan)).toBeGreaterThan(STATE_PAYLOAD_LIMIT_BYTES);
+    expect(isStoredPlan(message) && message.groupsFile).toMatchObject({ bucket: workBucket, key: expect.stringMatching(new RegExp(`^${WORK_PREFIX}/${PLANS_FOLDER}/`)) });
+    const entered = statesEntered(execution);
+    expect(entered).toContain('Rewrite stored groups');
+    expect(entered).not.toContain('Rewrite groups');
+    const rewrites = invocationsOf(execution, 'Rewrite (stored plan)');
+    expect(rewrites.map((r) => (r.payload as { group: { id: string } }).group.id).sort()).toEqual(plan.groups.map((g) => g.id).sort());
+    const [committed] = invocationsOf(execution, 'Commit');
+    const results = (committed.payload as { results: { ResultWriterDetails: { Bucket: string; Key: string } } }).results;
+    expect(results.ResultWriterDetails).toMatchObject({ Bucket: workBucket, Key: expect.stringMatching(new RegExp(`^${WORK_PREFIX}/${MAP_RESULTS_FOLDER}/[^/]+/manifest\\.json$`)) });
+    const manifest = JSON.parse(new TextDecoder().decode(await s3.read(`s3://${workBucket}/${results.ResultWriterDetails.Key}`))) as {
+      ResultFiles: Record<string, { Key: string }[]>;
+    };
+    expect(manifest.ResultFiles.FAILED).toEqual([]);
+    expect(manifest.ResultFiles.SUCCEEDED).toHaveLength(1);
+    const after = await afterRun(execution, location);
+    expect([...after.result.committedGroups].sort()).toEqual(plan.groups.map((g) => g.id).sort());
+    expect(after.result.abortedGroups).toEqual([]);
+    expect(after.files).toEqual({ data: 18, deletes: 0 });
+    expect(after.rows).toEqual(before);
+  });
+
+  it('catches a group whose input was corrupted after planning: it is reported, the other group commits', async () => {
+    // Prepare: after Plan, one data file of the second group is overwritten with bytes that are not Parquet.
+    const location = `s3://${tableBucket}/warehouse/db/corrupted`;
+    await smallTable(s3, location, 2);
+    const before = await liveRows(s3, location);
+    let victim: { groupId: string; path: string; bytes: Uint8Array } | undefined;
+    const hooks = {
+      async afterInvoke(call: { state: string }, outcome: { result?: unknown }) {
+        if (call.state !== 'Plan') return;
+        const group = (outcome.result as Plan).groups[1];
+        const path = group.inputs[0].file.filePath;
+        victim = { groupId: group.id, path, bytes: await s3.read(path) };
+        await s3.write(path, new Uint8Array(victim.bytes.byteLength).fill(0x2a));
+      },
+    };
+
+    // Act
+    const execution = await compaction.run({ table: { location }, policy: POLICY }, { hooks });
+    // The file is put back so the table can be read whole again.
+    await s3.write(victim!.path, victim!.bytes);
+
+    // Assess
+    expect(execution).toMatchObject({ status: 'SUCCEEDED' });
+    const failed = invocationsOf(execution, 'Rewrite').filter((r) => r.error);
+    expect(failed).toHaveLength(1);
+    expect(failed[0].error?.name).toBe('InvalidFileError');
+    expect((failed[0].payload as { group: { id: string } }).group.id).toBe(victim!.groupId);
+    expect(statesEntered(execution)).toContain('Group failed');
+    const after = await afterRun(execution, location);
+    expect(after.result.committedGroups).toHaveLength(1);
+    expect(after.result.committedGroups).not.toContain(victim!.groupId);
+    expect(after.result.abortedGroups).toEqual([{ groupId: victim!.groupId, reason: expect.stringMatching(new RegExp(`^rewrite failed: ${failed[0].error!.name}: `)) }]);
+    // One partition compacted (4 files and their deletes into 1), the other untouched.
+    expect(after.files).toEqual({ data: 5, deletes: 1 });
+    expect(after.rows).toEqual(before);
+  });
+
+  it('retries the commit when concurrent appends win every attempt of its first invocation; the second commits over them', async () => {
+    // Prepare: while the first Commit runs, each time it tries to create the next metadata
+    // version, another writer appends a row and takes that version first.
+    const location = `s3://${tableBucket}/warehouse/db/contended`;
+    await smallTable(s3, location, 2);
+    const before = await liveRows(s3, location);
+    const appended: Row[] = [];
+    const concurrentAppend = async (_bucket: string, key: string): Promise<void> => {
+      if (!key.includes('/db/contended/metadata/')) return;
+      const row = { id: BigInt(1000 + appended.length), category: 'a', amount: 100n };
+      await appendRows(await loadTable(location, { io: s3 }), [row]);
+      appended.push(row);
+    };
+    let commits = 0;
+    const hooks = {
+      beforeInvoke(call: { state: string }) {
+        if (call.state === 'Commit' && ++commits === 1) interposer.onConditionalCreate(concurrentAppend);
+      },
+      afterInvoke() {
+        interposer.onConditionalCreate(undefined);
+      },
+    };
+
+    // Act
+    const execution = await compaction.run({ table: { location }, policy: POLICY }, { hooks });
+
+    // Assess
+    interposer.onConditionalCreate(undefined);
+    expect(execution).toMatchObject({ status: 'SUCCEEDED' });
+    const attempts = invocationsOf(execution, 'Commit');
+    expect(attempts).toHaveLength(2);
+    expect(attempts[0].error?.name).toBe('CommitConflictError');
+    expect(attempts[1].error).toBeUndefined();
+    expect(execution.events.filter((e) => e.type === 'StateRetried').map((e) => e.state?.name)).toEqual(['Commit']);
+    // The function's own retries (the table's commit.retry.num-retries, 4) each met an append.
+    expect(appended).toHaveLength(5);
+    const after = await afterRun(execution, location);
+    expect(after.result.committedGroups).toHaveLength(2);
+    expect(after.result.abortedGroups).toEqual([]);
+    expect(after.rows).toEqual([...before, ...appended].sort((a, b) => ((a.id as bigint) < (b.id as bigint) ? -1 : 1)));
+    // Both partitions compacted; the five appended files stay as they are.
+    expect(after.files).toEqual({ data: 2 + appended.length, deletes: 0 });
   });
 });
