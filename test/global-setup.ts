@@ -21,6 +21,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   Object.assign(process.env, TEST_AWS_ENV);
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 
+  // Tests that run bin/packice.js as a child run dist/: build it from the sources being tested.
+  const compiled = spawnSync(process.execPath, [join(REPO_ROOT, 'scripts', 'build.mjs')], { cwd: REPO_ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+  if (compiled.status !== 0) throw new Error(`scripts/build.mjs failed (exit ${compiled.status})`);
+
   const given = process.env.PACKICE_TEST_S3_ENDPOINT;
   if (given) {
     project.provide('s3Endpoint', given);

@@ -5,12 +5,9 @@
  * snapshot through the compaction maps committed since (lib/compaction/row-delta.ts).
  */
 import { CommanderError, type Command } from 'commander';
-import { loadTable, type OpenOptions } from '../catalog/table.js';
-import { deleteWhere, type RowDeltaResult } from '../compaction/row-delta.js';
-import { bindToSchema, parseExpression } from '../iceberg/expression.js';
-import { currentSchema } from '../iceberg/table-metadata.js';
-import { formatDeleteResult } from './format.js';
-import { TABLE_ARGUMENT } from './plan-commands.js';
+import type { RowDeltaResult } from '../compaction/row-delta.js';
+import { resolveLocation } from '../io/index.js';
+import { TABLE_ARGUMENT, type OpenOptionsOf } from './table-argument.js';
 
 /** What `packice delete --json` prints. */
 export interface DeleteCommandResult extends Omit<RowDeltaResult, 'table' | 'snapshotId'> {
@@ -27,7 +24,7 @@ function snapshotIdArgument(s: string): bigint {
   return BigInt(s);
 }
 
-export function registerDeleteCommand(program: Command, out: (s: string) => void, openOptions: () => OpenOptions): void {
+export function registerDeleteCommand(program: Command, out: (s: string) => void, open: OpenOptionsOf): void {
   program
     .command('delete')
     .description(
@@ -38,8 +35,14 @@ export function registerDeleteCommand(program: Command, out: (s: string) => void
     .requiredOption('--where <predicate>', "rows to delete, e.g. \"id = 5\", \"name in ('a', 'b') and ts >= '2026-01-01T00:00:00Z'\"")
     .option('--snapshot <id>', 'find the rows in this snapshot (positions in its files), then rebase them onto the current files', snapshotIdArgument)
     .option('--json', 'print JSON')
-    .action(async (location: string, o: { where: string; snapshot?: bigint; json?: boolean }) => {
-      const table = await loadTable(location, openOptions());
+    .action(async (typed: string, o: { where: string; snapshot?: bigint; json?: boolean }) => {
+      const { loadTable } = await import('../catalog/table.js');
+      const { deleteWhere } = await import('../compaction/row-delta.js');
+      const { bindToSchema, parseExpression } = await import('../iceberg/expression.js');
+      const { currentSchema } = await import('../iceberg/table-metadata.js');
+      const { formatDeleteResult } = await import('./format.js');
+      const location = resolveLocation(typed);
+      const table = await loadTable(location, open());
       const m = table.metadata;
       const predicate = bindToSchema(parseExpression(o.where, { path: location }), currentSchema(m));
       const preparedIn = o.snapshot ?? m.currentSnapshotId;

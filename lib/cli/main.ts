@@ -1,15 +1,15 @@
+/**
+ * The `packice` command line. Commands load what they run when they run (`--help` loads neither
+ * Parquet nor the AWS SDK), and every location a person types is resolved here, once.
+ */
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
+import type { OpenOptions } from '../catalog/table.js';
 import { PackiceError } from '../errors.js';
-import { loadTable, type OpenOptions } from '../catalog/table.js';
-import { currentSchema } from '../iceberg/table-metadata.js';
-import { rowToJson } from '../iceberg/row-json.js';
-import { stringifyJson } from '../iceberg/json.js';
-import { tableInfo } from '../table/info.js';
-import { scanRows } from '../table/scan.js';
-import { relocateTable } from '../table/relocate.js';
-import { runDemo } from './demo.js';
-import { formatBytes, formatInfo } from './format.js';
-import { registerPlanCommands, TABLE_ARGUMENT } from './plan-commands.js';
+import { resolveLocation } from '../io/index.js';
+import { commanderParser, wholeNumber } from './arguments.js';
+import { registerPlanCommands } from './plan-commands.js';
+import { TABLE_ARGUMENT, type OpenOptionsOf } from './table-argument.js';
 import { registerCompactCommand } from './compact-command.js';
 import { registerRetentionCommands } from './retention-commands.js';
 import { registerDeleteCommand } from './delete-command.js';
@@ -22,7 +22,7 @@ interface GlobalOptions {
 function openOptions(program: Command, metadata?: string): OpenOptions {
   const g = program.opts<GlobalOptions>();
   const endpoint = g.s3Endpoint ?? process.env.AWS_ENDPOINT_URL_S3;
-  return { ...(endpoint ? { s3Endpoint: endpoint } : {}), ...(metadata ? { metadataFile: metadata } : {}) };
+  return { ...(endpoint ? { s3Endpoint: endpoint } : {}), ...(metadata ? { metadataFile: resolveLocation(metadata) } : {}) };
 }
 
 function parseSnapshotId(s: string): bigint {
@@ -30,11 +30,26 @@ function parseSnapshotId(s: string): bigint {
   return BigInt(s);
 }
 
+/** The version in package.json, from the sources (lib/cli) or the build (dist/lib/cli). */
+function packageVersion(): string {
+  for (const up of ['../../package.json', '../../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(up, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'packice' && pkg.version) return pkg.version;
+    } catch {
+      // not this one
+    }
+  }
+  return 'unknown';
+}
+
 export function buildProgram(out: (s: string) => void = (s) => process.stdout.write(s)): Command {
   const program = new Command('packice')
     .description('Compaction, expiry and cleanup for Apache Iceberg tables on object storage.')
+    .version(packageVersion(), '-V, --version', 'print the packice version')
     .addOption(new Option('--s3-endpoint <url>', 'S3-compatible endpoint (default: $AWS_ENDPOINT_URL_S3)'))
     .showHelpAfterError();
+  const open: OpenOptionsOf = (m) => openOptions(program, m);
 
   program
     .command('info')
@@ -44,7 +59,10 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .option('--snapshot <id>', 'describe this snapshot instead of the current one', parseSnapshotId)
     .option('--json', 'print JSON')
     .action(async (location: string, o: { metadata?: string; snapshot?: bigint; json?: boolean }) => {
-      const table = await loadTable(location, openOptions(program, o.metadata));
+      const { loadTable } = await import('../catalog/table.js');
+      const { tableInfo } = await import('../table/info.js');
+      const { formatInfo } = await import('./format.js');
+      const table = await loadTable(resolveLocation(location), open(o.metadata));
       const info = await tableInfo(table.io, table.metadata, o.snapshot);
       out(o.json ? `${JSON.stringify(info, null, 2)}\n` : formatInfo(info, table.metadataLocation));
     });
@@ -55,15 +73,20 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .argument('<table>', TABLE_ARGUMENT)
     .option('--metadata <file>', 'read this metadata file instead of the current one')
     .option('--snapshot <id>', 'read this snapshot instead of the current one', parseSnapshotId)
-    .option('--limit <n>', 'stop after n rows', (s) => Number(s))
+    .option('--limit <n>', 'stop after n rows (a whole number >= 0)', commanderParser(wholeNumber(0)))
     .action(async (location: string, o: { metadata?: string; snapshot?: bigint; limit?: number }) => {
-      const table = await loadTable(location, openOptions(program, o.metadata));
+      const { loadTable } = await import('../catalog/table.js');
+      const { currentSchema } = await import('../iceberg/table-metadata.js');
+      const { rowToJson } = await import('../iceberg/row-json.js');
+      const { stringifyJson } = await import('../iceberg/json.js');
+      const { scanRows } = await import('../table/scan.js');
+      const table = await loadTable(resolveLocation(location), open(o.metadata));
       const schema = currentSchema(table.metadata);
       let n = 0;
+      if (o.limit === 0) return;
       for await (const row of scanRows(table.io, table.metadata, { snapshotId: o.snapshot })) {
-        if (o.limit !== undefined && n >= o.limit) break;
         out(`${stringifyJson(rowToJson(row, schema))}\n`);
-        n++;
+        if (++n === o.limit) break;
       }
     });
 
@@ -76,10 +99,10 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .option('--overwrite', 'write into a target that already holds files, replacing files at the same paths (metadata files are never overwritten)')
     .option('--json', 'print JSON')
     .action(async (source: string, target: string, o: { metadata?: string; json?: boolean; overwrite?: boolean }) => {
-      const g = openOptions(program);
-      const result = await relocateTable(source, target, {
-        ...g,
-        ...(o.metadata ? { metadataFile: o.metadata } : {}),
+      const { relocateTable } = await import('../table/relocate.js');
+      const { formatBytes } = await import('./format.js');
+      const result = await relocateTable(resolveLocation(source), resolveLocation(target), {
+        ...open(o.metadata),
         overwrite: o.overwrite === true,
       });
       out(
@@ -99,18 +122,34 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .argument('[folder]', 'where to build it', '.packice-demo')
     .option('--json', 'print JSON')
     .action(async (folder: string, o: { json?: boolean }) => {
-      await runDemo(folder, { json: o.json === true, out });
+      const { runDemo } = await import('./demo.js');
+      await runDemo(resolveLocation(folder), { json: o.json === true, out });
     });
 
-  registerPlanCommands(program, out, (m) => openOptions(program, m));
-  registerCompactCommand(program, out, () => openOptions(program).s3Endpoint);
-  registerRetentionCommands(program, out, () => openOptions(program));
-  registerDeleteCommand(program, out, () => openOptions(program));
-  registerStepCommands(program, out, () => openOptions(program).s3Endpoint);
+  registerPlanCommands(program, out, open);
+  registerCompactCommand(program, out, open);
+  registerRetentionCommands(program, out, open);
+  registerDeleteCommand(program, out, open);
+  registerStepCommands(program, out, open);
   return program;
 }
 
+/** `packice … | head` closes our stdout early: that is the reader saying it has enough, not an error. */
+let stdoutWatched = false;
+function exitQuietlyOnClosedStdout(): void {
+  if (stdoutWatched) return;
+  stdoutWatched = true;
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw e;
+  });
+}
+
 export async function main(argv: string[]): Promise<void> {
+  // The AWS SDK warns on every run under Node 20 that a future SDK will need Node 22; the
+  // supported versions are in the README, and the warning buried every S3 command's output.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  exitQuietlyOnClosedStdout();
   const program = buildProgram().exitOverride();
   try {
     await program.parseAsync(argv);

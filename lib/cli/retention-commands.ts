@@ -4,15 +4,18 @@
  * --report, --json, and show progress on stderr when it is a terminal.
  */
 import { writeFile } from 'node:fs/promises';
-import cliProgress from 'cli-progress';
 import { CommanderError, Option, type Command } from 'commander';
-import { loadTable, type OpenOptions } from '../catalog/table.js';
+import type { OpenOptions } from '../catalog/table.js';
 import { PackiceError } from '../errors.js';
+import { resolveLocation } from '../io/index.js';
 import { parseDuration } from '../maintenance/duration.js';
-import { expireSnapshots, type ExpireResult } from '../maintenance/expire-snapshots.js';
+import type { ExpireResult } from '../maintenance/expire-snapshots.js';
 import type { DeletionTotals } from '../maintenance/file-deletion.js';
-import { DEFAULT_ORPHAN_OLDER_THAN_MS, deleteOrphanFiles, type OrphanResult, type PrefixMismatchMode } from '../maintenance/orphan-files.js';
+import type { OrphanResult, PrefixMismatchMode } from '../maintenance/orphan-files.js';
+import { commanderParser, wholeNumber } from './arguments.js';
 import { formatBytes } from './format.js';
+import { TABLE_ARGUMENT } from './table-argument.js';
+import { progressBar } from './progress.js';
 
 interface CommonFlags {
   dryRun?: boolean;
@@ -47,35 +50,9 @@ function duration(flag: string, text: string, bareUnit?: 'd'): number {
   }
 }
 
-function positiveInt(flag: string): (s: string) => number {
-  return (s) => (/^[1-9]\d*$/.test(s) ? Number(s) : usage(`${flag} must be a positive integer, got "${s}"`));
-}
+const positiveInt = (): ((s: string) => number) => commanderParser(wholeNumber(1));
 
 const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
-
-/** A progress bar on stderr for a terminal; nothing otherwise. */
-function progress(enabled: boolean): (label: string, done: number, total: number | undefined) => void {
-  if (!enabled || !process.stderr.isTTY) return () => undefined;
-  let bar: cliProgress.SingleBar | undefined;
-  let current = '';
-  process.once('beforeExit', () => bar?.stop());
-  return (label, done, total) => {
-    if (label !== current) {
-      bar?.stop();
-      current = label;
-      const format = total === undefined ? `  ${label} {value} files` : `  ${label} {bar} {value}/{total}`;
-      bar = new cliProgress.SingleBar({ format, stream: process.stderr, clearOnComplete: true }, cliProgress.Presets.shades_classic);
-      bar.start(total ?? 0, done);
-    }
-    if (total !== undefined) bar?.setTotal(total);
-    bar?.update(done);
-    if (total !== undefined && done >= total) {
-      bar?.stop();
-      bar = undefined;
-      current = '';
-    }
-  };
-}
 
 /** Writes the report without replacing anything: an existing file of that name is the user's. */
 async function writeReport(command: string, flags: CommonFlags, body: object): Promise<string | undefined> {
@@ -120,19 +97,21 @@ export function registerRetentionCommands(program: Command, out: (s: string) => 
       .option('--dry-run', 'decide and list, delete nothing; writes a JSON report of every path and size')
       .option('--report <file>', 'write the JSON report here (dry run default: packice-<command>-report-<time>.json)')
       .option('--json', 'print the result as JSON')
-      .option('--concurrency <n>', 'delete batches in flight (1,000 keys each)', positiveInt('--concurrency'));
+      .option('--concurrency <n>', 'delete batches in flight (1,000 keys each)', positiveInt());
 
   common(
     program
       .command('expire')
       .description("remove snapshots the table's retention no longer keeps, then delete the files only they reached")
-      .argument('<table>', 'table location: a folder or s3://bucket/prefix')
+      .argument('<table>', TABLE_ARGUMENT)
       .option('--older-than <duration>', 'snapshots older than this may expire (default: history.expire.max-snapshot-age-ms, 5d)')
-      .option('--retain-last <n>', 'keep at least n snapshots per branch (default: history.expire.min-snapshots-to-keep, 1)', positiveInt('--retain-last'))
+      .option('--retain-last <n>', 'keep at least n snapshots per branch (default: history.expire.min-snapshots-to-keep, 1)', positiveInt())
       .option('--pin <snapshot|ref>', 'never expire this snapshot id, tag or branch (repeatable)', collect)
       .option('--horizon <duration>', 'nothing younger than this expires; a bare number is days (repeatable, the longest wins)', collect),
   ).action(async (location: string, o: ExpireFlags) => {
-    const table = await loadTable(location, openOptions());
+    const { loadTable } = await import('../catalog/table.js');
+    const { expireSnapshots } = await import('../maintenance/expire-snapshots.js');
+    const table = await loadTable(resolveLocation(location), openOptions());
     const result = await expireSnapshots(table, {
       ...(o.olderThan !== undefined ? { olderThanMs: duration('--older-than', o.olderThan) } : {}),
       ...(o.retainLast !== undefined ? { retainLast: o.retainLast } : {}),
@@ -140,7 +119,7 @@ export function registerRetentionCommands(program: Command, out: (s: string) => 
       ...(o.horizon !== undefined ? { horizonsMs: o.horizon.map((h) => duration('--horizon', h, 'd')) } : {}),
       ...(o.concurrency !== undefined ? { deleteConcurrency: o.concurrency } : {}),
       dryRun: o.dryRun === true,
-      onProgress: progress(o.json !== true),
+      onProgress: progressBar(o.json !== true),
     });
     const reportPath = await writeReport('expire', o, result);
     out(o.json ? `${JSON.stringify({ ...result, ...(reportPath ? { report: reportPath } : {}) }, null, 2)}\n` : formatExpire(result, reportPath));
@@ -150,7 +129,7 @@ export function registerRetentionCommands(program: Command, out: (s: string) => 
     program
       .command('orphans')
       .description('delete files in the table location that no metadata names and that are older than a delay')
-      .argument('<table>', 'table location: a folder or s3://bucket/prefix')
+      .argument('<table>', TABLE_ARGUMENT)
       .option('--older-than <duration>', 'only files last modified longer ago than this (default 3d; under 1h needs --force)')
       .option('--force', 'allow --older-than under 1h (only when no writer can be running)')
       .addOption(
@@ -159,14 +138,16 @@ export function registerRetentionCommands(program: Command, out: (s: string) => 
           .default('error'),
       ),
   ).action(async (location: string, o: OrphanFlags) => {
-    const table = await loadTable(location, openOptions());
+    const { loadTable } = await import('../catalog/table.js');
+    const { DEFAULT_ORPHAN_OLDER_THAN_MS, deleteOrphanFiles } = await import('../maintenance/orphan-files.js');
+    const table = await loadTable(resolveLocation(location), openOptions());
     const result = await deleteOrphanFiles(table, {
       olderThanMs: o.olderThan !== undefined ? duration('--older-than', o.olderThan) : DEFAULT_ORPHAN_OLDER_THAN_MS,
       force: o.force === true,
       ...(o.prefixMismatch !== undefined ? { prefixMismatch: o.prefixMismatch } : {}),
       ...(o.concurrency !== undefined ? { deleteConcurrency: o.concurrency } : {}),
       dryRun: o.dryRun === true,
-      onProgress: progress(o.json !== true),
+      onProgress: progressBar(o.json !== true),
     });
     const reportPath = await writeReport('orphans', o, result);
     out(o.json ? `${JSON.stringify({ ...result, ...(reportPath ? { report: reportPath } : {}) }, null, 2)}\n` : formatOrphans(result, reportPath));

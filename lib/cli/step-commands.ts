@@ -6,14 +6,11 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { ValidationError } from '../errors.js';
-import { stringifyJson } from '../iceberg/json.js';
-import { commitStateStep } from '../pipeline/commit-step.js';
+import { resolveLocation } from '../io/index.js';
 import type { RewriteOutcome } from '../pipeline/group-outcome.js';
-import { loadPlan, type PlanMessage } from '../pipeline/plan-payload.js';
-import { planStep } from '../pipeline/plan-step.js';
-import { rewriteStep } from '../pipeline/steps.js';
-import { TABLE_ARGUMENT } from './plan-commands.js';
+import type { PlanMessage } from '../pipeline/plan-payload.js';
 import { addPolicyOptions, policyFromOptions } from './policy-flags.js';
+import { TABLE_ARGUMENT, type OpenOptionsOf } from './table-argument.js';
 
 async function readJson<T>(path: string, what: string): Promise<T> {
   const text = await readFile(path, 'utf8');
@@ -43,7 +40,8 @@ function withEndpoint(plan: PlanMessage, s3Endpoint: string | undefined): PlanMe
   return s3Endpoint ? { ...plan, table: { ...plan.table, s3Endpoint } } : plan;
 }
 
-export function registerStepCommands(program: Command, out: (s: string) => void, s3Endpoint: () => string | undefined): void {
+export function registerStepCommands(program: Command, out: (s: string) => void, open: OpenOptionsOf): void {
+  const s3Endpoint = (): string | undefined => open().s3Endpoint;
   const step = program
     .command('step')
     .description('run one step of the compaction flow and print the message it returns (the same the Lambda functions return)');
@@ -53,7 +51,10 @@ export function registerStepCommands(program: Command, out: (s: string) => void,
       .command('plan')
       .description('plan a compaction and print the Plan message (reads metadata only)')
       .argument('<table>', TABLE_ARGUMENT),
-  ).action(async (location: string, o: Record<string, unknown>) => {
+  ).action(async (typed: string, o: Record<string, unknown>) => {
+    const { planStep } = await import('../pipeline/plan-step.js');
+    const { stringifyJson } = await import('../iceberg/json.js');
+    const location = resolveLocation(typed);
     const endpoint = s3Endpoint();
     const plan = await planStep({ table: { location, ...(endpoint ? { s3Endpoint: endpoint } : {}) }, policy: policyFromOptions(o) });
     out(`${stringifyJson(plan, 2)}\n`);
@@ -65,6 +66,8 @@ export function registerStepCommands(program: Command, out: (s: string) => void,
     .argument('<plan>', 'a Plan message, as `step plan` prints it')
     .option('--group <id>', 'rewrite this group only')
     .action(async (planFile: string, o: { group?: string }) => {
+      const { loadPlan } = await import('../pipeline/plan-payload.js');
+      const { rewriteStep } = await import('../pipeline/steps.js');
       const endpoint = s3Endpoint();
       const message = withEndpoint(await readJson<PlanMessage>(planFile, 'the plan'), endpoint);
       const plan = await loadPlan(message, endpoint ? { s3Endpoint: endpoint } : {});
@@ -89,6 +92,7 @@ export function registerStepCommands(program: Command, out: (s: string) => void,
     .argument('<plan>', 'the Plan message the groups were rewritten from')
     .argument('<results>', 'the GroupResults, one a line, as `step rewrite` prints them')
     .action(async (planFile: string, resultsFile: string) => {
+      const { commitStateStep } = await import('../pipeline/commit-step.js');
       const endpoint = s3Endpoint();
       const plan = withEndpoint(await readJson<PlanMessage>(planFile, 'the plan'), endpoint);
       const result = await commitStateStep({ plan, results: await readResults(resultsFile) }, endpoint ? { s3Endpoint: endpoint } : {});

@@ -210,8 +210,20 @@ function typeHook(schema: AvscSchema, opts: unknown): AvscType | undefined {
  * "map" read as a Map (write an array of {key, value}).
  */
 export function avroType(schema: AvroSchema): AvscType {
-  return avro.Type.forSchema(schema as AvscSchema, { typeHook });
+  // Building a type compiles its readers (avsc generates code), and a table's manifests share a
+  // handful of schemas: reading 260 manifests built 260 identical types, most of `packice info`.
+  const key = JSON.stringify(schema);
+  let type = TYPE_CACHE.get(key);
+  if (type === undefined) {
+    type = avro.Type.forSchema(schema as AvscSchema, { typeHook });
+    if (TYPE_CACHE.size >= TYPE_CACHE_SIZE) TYPE_CACHE.delete(TYPE_CACHE.keys().next().value!);
+    TYPE_CACHE.set(key, type);
+  }
+  return type;
 }
+
+const TYPE_CACHE_SIZE = 64;
+const TYPE_CACHE = new Map<string, AvscType>();
 
 // ---------------------------------------------------------------------------
 // Iceberg type → Avro schema (avro/TypeToSchema.java, AvroSchemaUtil.java)

@@ -1,14 +1,18 @@
+import { homedir } from 'node:os';
+import { resolve } from 'node:path';
 import { UnsupportedError } from '../errors.js';
 import type { FileIO } from './file-io.js';
+import { LazyS3FileIO } from './lazy-s3.js';
 import { LocalFileIO } from './local.js';
-import { isLocalPath, isS3Path } from './path.js';
-import { S3FileIO, defaultS3Endpoint } from './s3.js';
+import { isLocalPath, isS3Path, schemeOf } from './path.js';
+import { defaultS3Endpoint } from './s3-location.js';
 
 export type { FileIO, FileInfo, InputFile } from './file-io.js';
 export { rangeInputFile } from './input-file.js';
 export { LocalFileIO, localPathOf } from './local.js';
-export { S3FileIO, createS3Client, defaultS3Endpoint, parseS3Location } from './s3.js';
-export type { S3FileIOOptions, S3Location } from './s3.js';
+export { LazyS3FileIO } from './lazy-s3.js';
+export { defaultS3Endpoint, parseS3Location } from './s3-location.js';
+export type { S3Location } from './s3-location.js';
 export { baseName, isLocalPath, isS3Path, joinPath, normalizePath, parentOf, schemeOf } from './path.js';
 
 export interface FileIOOptions {
@@ -18,9 +22,12 @@ export interface FileIOOptions {
 
 const local = new LocalFileIO();
 // One client per endpoint: clients hold connection pools, so they are shared for the process.
-const s3ByEndpoint = new Map<string, S3FileIO>();
+const s3ByEndpoint = new Map<string, LazyS3FileIO>();
 
-/** The FileIO for a location: local for absolute paths and `file:`, S3 for `s3://`, `s3a://`, `s3n://`. */
+/**
+ * The FileIO for a location: local for absolute paths and `file:`, S3 for `s3://`, `s3a://`,
+ * `s3n://` (the AWS SDK is loaded on the first S3 request, not here).
+ */
 export function fileIOFor(location: string, options: FileIOOptions = {}): FileIO {
   if (isLocalPath(location)) return local;
   if (isS3Path(location)) {
@@ -28,12 +35,23 @@ export function fileIOFor(location: string, options: FileIOOptions = {}): FileIO
     const cacheKey = endpoint ?? '';
     let io = s3ByEndpoint.get(cacheKey);
     if (!io) {
-      io = new S3FileIO({ endpoint });
+      io = new LazyS3FileIO({ endpoint });
       s3ByEndpoint.set(cacheKey, io);
     }
     return io;
   }
-  throw new UnsupportedError('no FileIO for this location: use an absolute path, file:, or s3:// (s3a://, s3n://)', {
+  throw new UnsupportedError('no FileIO for this location: use a folder path, file:, or s3:// (s3a://, s3n://)', {
     path: location,
   });
+}
+
+/**
+ * A location as a person types it, made absolute: `.packice-demo`, `./x`, `../t` resolve against
+ * the working folder and `~`, `~/x` against the home folder; URIs (`s3://`, `file:`) and absolute
+ * paths are returned as they are.
+ */
+export function resolveLocation(location: string, cwd: string = process.cwd(), home: string = homedir()): string {
+  if (isLocalPath(location) || schemeOf(location) !== undefined) return location;
+  if (location === '~' || location.startsWith('~/')) return resolve(home, location.slice(2));
+  return resolve(cwd, location);
 }

@@ -19,6 +19,9 @@ import {
 } from '../errors.js';
 import type { FileIO, FileInfo, InputFile } from './file-io.js';
 import { checkByteRange, existsByStat, rangeInputFile, shortReadError } from './input-file.js';
+import { defaultS3Endpoint, parseS3Location } from './s3-location.js';
+
+export { defaultS3Endpoint, parseS3Location, type S3Location } from './s3-location.js';
 
 /** S3 accepts at most this many keys per DeleteObjects request. */
 const DELETE_BATCH = 1000;
@@ -42,27 +45,6 @@ export interface S3FileIOOptions {
   readonly partSize?: number;
   /** Parts uploaded at once per streaming write; memory is about partSize × queueSize. @default 4 */
   readonly queueSize?: number;
-}
-
-/** `s3://bucket/key` split up; `scheme` is kept (lower-case) so listings answer in the caller's scheme. */
-export interface S3Location {
-  readonly scheme: 's3' | 's3a' | 's3n';
-  readonly bucket: string;
-  /** The object key, without a leading `/`; empty for the bucket itself. */
-  readonly key: string;
-}
-
-export function parseS3Location(location: string): S3Location {
-  const m = /^(s3|s3a|s3n):\/\/([^/]*)(?:\/(.*))?$/is.exec(location);
-  if (!m || m[2] === '') {
-    throw new UnsupportedError('not an S3 location: expected s3://bucket/key (or s3a://, s3n://)', { path: location });
-  }
-  return { scheme: m[1].toLowerCase() as S3Location['scheme'], bucket: m[2], key: m[3] ?? '' };
-}
-
-/** The endpoint to use when none is given: env `AWS_ENDPOINT_URL_S3`, then `AWS_ENDPOINT_URL`. */
-export function defaultS3Endpoint(): string | undefined {
-  return process.env.AWS_ENDPOINT_URL_S3 || process.env.AWS_ENDPOINT_URL || undefined;
 }
 
 export function createS3Client(options: Omit<S3FileIOOptions, 'client' | 'partSize' | 'queueSize'> = {}): S3Client {
@@ -104,16 +86,44 @@ function isPreconditionFailure(err: unknown): boolean {
   return status === 412 || status === 409 || name === 'PreconditionFailed' || name === 'ConditionalRequestConflict';
 }
 
+/** What an SDK or network failure means to someone at a terminal, and what to set; undefined if nothing specific. */
+function setupProblem(err: unknown, endpoint: string | undefined): string | undefined {
+  const e = (typeof err === 'object' && err !== null ? err : {}) as SdkErrorShape & { code?: string };
+  const { name, message } = sdkError(err);
+  const where = endpoint ? `the S3 endpoint ${endpoint}` : 'AWS S3';
+  if (name === 'CredentialsProviderError' || /Could not load credentials/i.test(message)) {
+    return 'no AWS credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE, or run where an IAM role is available';
+  }
+  if (e.code === 'ERR_INVALID_URL' || /Invalid URL/.test(message)) {
+    return `the S3 endpoint "${endpoint ?? ''}" is not a URL: set --s3-endpoint or AWS_ENDPOINT_URL_S3 to one such as http://127.0.0.1:9000`;
+  }
+  const code = e.code ?? name;
+  if (['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNRESET', 'EHOSTUNREACH', 'ETIMEDOUT', 'TimeoutError'].includes(code)) {
+    return `cannot reach ${where} (${code}): check --s3-endpoint / AWS_ENDPOINT_URL_S3${endpoint ? '' : ' and AWS_REGION'} and the network`;
+  }
+  if (['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'ExpiredToken', 'InvalidToken'].includes(name)) {
+    return `${where} refused the credentials (${name}): check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN or AWS_PROFILE`;
+  }
+  return undefined;
+}
+
 /** SDK errors become the project's where they enter, naming the location the caller used. */
-function translate(err: unknown, location: string, action: string): PackiceError {
+function translate(err: unknown, location: string, action: string, endpoint?: string): PackiceError {
   if (err instanceof PackiceError) return err;
   const { name, status, message } = sdkError(err);
   if (name === 'NoSuchBucket') {
-    return new NotFoundError(`cannot ${action}: the bucket does not exist`, { path: location, cause: err });
+    const bucket = /^[a-z0-9]+:\/\/([^/]*)/i.exec(location)?.[1] ?? '';
+    return new NotFoundError(
+      `cannot ${action}: the bucket ${bucket} does not exist at ${endpoint ? `the S3 endpoint ${endpoint}` : 'AWS S3'} ` +
+        '(check the table location, and --s3-endpoint / AWS_ENDPOINT_URL_S3 if the bucket is elsewhere)',
+      { path: location, cause: err },
+    );
   }
   if (name === 'NoSuchKey' || name === 'NotFound' || status === 404) {
     return new NotFoundError(`cannot ${action}: no such object`, { path: location, cause: err });
   }
+  const problem = setupProblem(err, endpoint);
+  if (problem !== undefined) return new IoError(`cannot ${action}: ${problem}`, { path: location, cause: err, retryable: false });
   // Client errors will fail again; server errors, throttling and network failures may not.
   const retryable = status === undefined || status >= 500 || status === 429 || name === 'SlowDown';
   const detail = message && message !== name ? `${name}: ${message}` : name;
@@ -127,11 +137,14 @@ function translate(err: unknown, location: string, action: string): PackiceError
 /** Amazon S3 and S3-compatible stores. */
 export class S3FileIO implements FileIO {
   readonly client: S3Client;
+  /** Named in errors; undefined for AWS. */
+  private readonly endpoint: string | undefined;
   private readonly partSize: number;
   private readonly queueSize: number;
 
   constructor(options: S3FileIOOptions = {}) {
     this.client = options.client ?? createS3Client(options);
+    this.endpoint = options.client ? undefined : options.endpoint || defaultS3Endpoint();
     this.partSize = options.partSize ?? 8 * MIB;
     this.queueSize = options.queueSize ?? 4;
     if (this.partSize < 5 * MIB) {
@@ -151,7 +164,7 @@ export class S3FileIO implements FileIO {
       const data = out.Body ? await out.Body.transformToByteArray() : new Uint8Array(0);
       return { data, etag: out.ETag ?? '' };
     } catch (err) {
-      throw translate(err, path, 'read');
+      throw translate(err, path, 'read', this.endpoint);
     }
   }
 
@@ -168,7 +181,7 @@ export class S3FileIO implements FileIO {
     } catch (err) {
       const { name, status } = sdkError(err);
       if (status === 416 || name === 'InvalidRange') throw shortReadError(path, start, end, 0);
-      throw translate(err, path, 'read');
+      throw translate(err, path, 'read', this.endpoint);
     }
     // A range past the end comes back short rather than failing.
     if (data.length !== end - start) throw shortReadError(path, start, end, data.length);
@@ -185,7 +198,7 @@ export class S3FileIO implements FileIO {
       const out = await this.client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
       return { path, size: out.ContentLength ?? 0, lastModifiedMs: out.LastModified?.getTime() ?? 0 };
     } catch (err) {
-      throw translate(err, path, 'stat');
+      throw translate(err, path, 'stat', this.endpoint);
     }
   }
 
@@ -211,7 +224,7 @@ export class S3FileIO implements FileIO {
       });
       await upload.done();
     } catch (err) {
-      throw translate(err, path, 'write');
+      throw translate(err, path, 'write', this.endpoint);
     }
   }
 
@@ -221,7 +234,7 @@ export class S3FileIO implements FileIO {
       await this.client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: data, IfNoneMatch: '*' }));
     } catch (err) {
       if (isPreconditionFailure(err)) throw new AlreadyExistsError('already exists', { path, cause: err });
-      throw translate(err, path, 'create');
+      throw translate(err, path, 'create', this.endpoint);
     }
   }
 
@@ -243,7 +256,7 @@ export class S3FileIO implements FileIO {
           cause: err,
         });
       }
-      throw translate(err, path, 'replace');
+      throw translate(err, path, 'replace', this.endpoint);
     }
   }
 
@@ -261,7 +274,7 @@ export class S3FileIO implements FileIO {
           new ListObjectsV2Command({ Bucket: bucket, Prefix: keyPrefix, ContinuationToken: token }),
         );
       } catch (err) {
-        throw translate(err, prefix, 'list');
+        throw translate(err, prefix, 'list', this.endpoint);
       }
       for (const object of page.Contents ?? []) {
         if (object.Key === undefined) continue;
@@ -297,7 +310,7 @@ export class S3FileIO implements FileIO {
             }),
           );
         } catch (err) {
-          throw translate(err, batch[0].path, 'delete');
+          throw translate(err, batch[0].path, 'delete', this.endpoint);
         }
         // DeleteObjects answers 200 and lists per-key failures in its body.
         const errors = out.Errors ?? [];

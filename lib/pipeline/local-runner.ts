@@ -91,7 +91,8 @@ async function rewriteInWorkers(
 ): Promise<void> {
   const queue = plan.groups.map((g) => g.id);
   const entry = new URL('./worker-entry.mjs', import.meta.url);
-  const module = new URL('./rewrite-worker.ts', import.meta.url).href;
+  // Beside this module: rewrite-worker.ts from the sources, rewrite-worker.js from the build.
+  const module = new URL(`./rewrite-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url).href;
   await Promise.all(
     Array.from({ length: parallelism }, () =>
       new Promise<void>((resolve, reject) => {

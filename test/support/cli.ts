@@ -2,7 +2,10 @@
  * Running the packice CLI in-process: `runCli` through `buildProgram` (errors reject), and
  * `runMain` through `main` as bin/packice.js does (errors become stderr and an exit code).
  */
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
 import { buildProgram, main } from '../../lib/cli/main.js';
+import { REPO_ROOT } from './fixtures.js';
 
 /** Runs `packice <args>` and returns what it printed; a failed command rejects with its error. */
 export async function runCli(args: readonly string[]): Promise<string> {
@@ -49,3 +52,26 @@ export async function runMain(args: readonly string[]): Promise<MainResult> {
   }
   return { exitCode, stdout, stderr };
 }
+
+export interface BinResult {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * Runs `bin/packice.js <args>` as a child process, the way a person does (it runs dist/, which
+ * test/global-setup.ts builds from the sources under test). `env` entries set to undefined are removed.
+ */
+export function runBin(args: readonly string[], options: { cwd?: string; env?: Record<string, string | undefined> } = {}): Promise<BinResult> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries({ ...process.env, ...options.env })) if (v !== undefined) env[k] = v;
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [BIN, ...args], { cwd: options.cwd ?? REPO_ROOT, env, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      if (error && typeof error.code !== 'number') return reject(error);
+      resolve({ status: error ? (error.code as number) : 0, stdout, stderr });
+    });
+  });
+}
+
+export const BIN = join(REPO_ROOT, 'bin', 'packice.js');
