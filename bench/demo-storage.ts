@@ -6,18 +6,18 @@
  *
  *   npx tsx bench/demo-storage.ts [--write]
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { metadataFolder, VERSION_HINT_FILE } from '../lib/catalog/object-store-catalog.js';
 import { loadTable } from '../lib/catalog/table.js';
-import { runDemo } from '../lib/cli/demo.js';
 import { LocalFileIO } from '../lib/io/local.js';
 import { expireSnapshots } from '../lib/maintenance/expire-snapshots.js';
 import { fileKey } from '../lib/maintenance/file-uri.js';
 import { deleteOrphanFiles } from '../lib/maintenance/orphan-files.js';
 import { reachableFromSnapshots, type FileKind } from '../lib/maintenance/reachable-files.js';
-import { loadAverage, machine, machineLines, markdownTable, parseArgs, writeSection } from './report.js';
+import { loadAverage, machine, machineLines, markdownTable, parseArgs, REPO_ROOT, writeSection } from './report.js';
 
 const io = new LocalFileIO();
 type Kind = FileKind | 'other';
@@ -59,7 +59,8 @@ async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   const loadBefore = loadAverage();
   const location = join(mkdtempSync(join(tmpdir(), 'packice-demo-storage-')), 'demo');
-  await runDemo(location, { json: true, out: () => undefined });
+  // The demo as a user runs it: the command builds the table and compacts it.
+  execFileSync(process.execPath, [join(REPO_ROOT, 'bin', 'packice.js'), 'demo', location, '--json'], { stdio: ['ignore', 'ignore', 'inherit'] });
   const kinds = await kindsOf(location);
   const steps: [string, Map<Kind, Tally>][] = [['after `demo` (built and compacted)', await tally(location, kinds)]];
   const expired = await expireSnapshots(location, { olderThanMs: 0, retainLast: 1 });
