@@ -5,8 +5,10 @@ import { baseName } from '../io/path.js';
 import { intProperty, type TableMetadata } from '../iceberg/table-metadata.js';
 import type { TableRequirement, TableUpdate } from '../iceberg/table-update.js';
 import type { Catalog, LoadedMetadata } from './catalog.js';
+import { catalogFor } from './catalog-for.js';
 import { MetadataFileCatalog } from './metadata-file-catalog.js';
 import { metadataVersionOf, ObjectStoreCatalog, versionOf } from './object-store-catalog.js';
+import { isCatalogName } from './table-name.js';
 
 /** A loaded table: its catalog, where it lives, its current metadata, and the catalog version it came from. */
 export interface Table extends LoadedMetadata {
@@ -24,12 +26,19 @@ export interface OpenOptions {
   /** Open this metadata file instead of the catalog's current one (read-only). */
   readonly metadataFile?: string;
   readonly io?: FileIO;
-  /** Load through this catalog instead of the object-store layout at `location`. */
+  /** Load through this catalog instead of the one `location` names. */
   readonly catalog?: Catalog;
+  /** The catalog service's endpoint for `glue://` and `s3tables://` names (a test server). */
+  readonly catalogEndpoint?: string;
 }
 
+/**
+ * Loads a table by name: a location (the object-store layout there), or a table in a catalog
+ * service (`glue://db/t`, `s3tables://…`; see table-name.ts).
+ */
 export async function loadTable(location: string, options: OpenOptions = {}): Promise<Table> {
   if (options.catalog !== undefined) return openTable(options.catalog, location);
+  if (isCatalogName(location) && options.metadataFile === undefined) return openTable(await catalogFor(location, options));
   const io = options.io ?? fileIOFor(location, { s3Endpoint: options.s3Endpoint });
   if (options.metadataFile !== undefined) return openTable(new MetadataFileCatalog(io, options.metadataFile), location);
   return openTable(new ObjectStoreCatalog(io, location), location);
