@@ -27,6 +27,7 @@ import {
   type RemapStrategy,
 } from '../lib/compaction/remap.js';
 import { PositionDeleteIndex } from '../lib/iceberg/deletion-vector.js';
+import { seededRandom as random } from '../test/support/seeded-random.js';
 import { int, loadAverage, machine, machineLines, markdownTable, median, parseArgs, writeSection } from './report.js';
 
 const SOURCE_ROWS = 10_000_000;
@@ -41,18 +42,6 @@ const PROTOTYPE = { 10: 2.6 * 1024, 10_000: 8.9 * 1024 } as const;
 const DATA = 's3://analytics-lake/warehouse/events.db/page_views/data/event_date=2026-11-30';
 const sourcePath = (i: number): string => `${DATA}/00${String(i).padStart(3, '0')}-${i % 7}-3f0c9a7e-5b1d-4c42-9d7e-${String(100000000000 + i * 7919)}-00001.parquet`;
 const targetPath = (i: number): string => `${DATA}/g-0-${String(i).padStart(5, '0')}-8a41e2b5-61f0-4d7b-a3c9-5e2f7d0b9c14.parquet`;
-
-/** mulberry32: a small seeded generator, so that every run sees the same inputs. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * One source of `rows` rows cut into `runs` runs by deleted rows, written to outputs that roll

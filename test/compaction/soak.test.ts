@@ -26,36 +26,18 @@ import { writeDataFiles } from '../../lib/table/data-writer.js';
 import { appendRows, commitChanges, createNewTable, deleteByEquality, deleteRows } from '../../lib/table/operations.js';
 import { relocateTable } from '../../lib/table/relocate.js';
 import { scanRows } from '../../lib/table/scan.js';
+import { type CanonicalRow, sortRows } from '../support/canonical-rows.js';
 import { tempDir } from '../support/fixtures.js';
 import { ensureJavaHarness, javaRead } from '../support/java.js';
 import { RecordingIO } from '../support/recording-io.js';
+import { seededRandom } from '../support/seeded-random.js';
 import { freshBucket, testS3Endpoint } from '../support/s3.js';
+import { SMALL_TABLE_SCHEMA } from '../support/small-table.js';
 
 const SEED = 0x5eed_0007;
 /** Compactions per table; writers run 3-5 operations around each. */
 const COMPACTIONS = 6;
 const CATEGORIES = ['a', 'b', 'c'] as const;
-
-const SCHEMA = {
-  type: 'struct' as const,
-  fields: [
-    { id: 1, name: 'id', required: true, type: { type: 'long' as const } },
-    { id: 2, name: 'category', required: true, type: { type: 'string' as const } },
-    { id: 3, name: 'v', required: true, type: { type: 'long' as const } },
-  ],
-};
-
-/** mulberry32: a small seeded generator, so the operation sequence is the same on every run. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type WriterOp = 'append' | 'position-delete' | 'equality-delete' | 'overwrite';
 
@@ -90,7 +72,7 @@ class Soak {
     formatVersion: 2 | 3,
     seed: number,
   ) {
-    this.next = random(seed);
+    this.next = seededRandom(seed);
     this.report = {
       formatVersion,
       writerCommits: { append: 0, 'position-delete': 0, 'equality-delete': 0, overwrite: 0 },
@@ -115,7 +97,7 @@ class Soak {
   private newRows(n: number, category?: string): Row[] {
     return Array.from({ length: n }, () => {
       const id = this.nextId++;
-      return { id, category: category ?? CATEGORIES[this.int(CATEGORIES.length)], v: id * 7n };
+      return { id, category: category ?? CATEGORIES[this.int(CATEGORIES.length)], amount: id * 7n };
     });
   }
 
@@ -225,9 +207,10 @@ function sortById(rows: Row[]): Row[] {
   return rows.sort((a, b) => ((a.id as bigint) < (b.id as bigint) ? -1 : 1));
 }
 
-/** The model's rows as Java's harness prints them. */
-function canonical(rows: readonly Row[]): { id: number; category: string; v: number }[] {
-  return rows.map((r) => ({ id: Number(r.id), category: String(r.category), v: Number(r.v) }));
+/** The model's rows as Java's harness prints them (decimal(10, 2) as a plain string). */
+function canonical(rows: readonly Row[]): CanonicalRow[] {
+  const decimal = (unscaled: bigint): string => `${unscaled / 100n}.${(unscaled % 100n).toString().padStart(2, '0')}`;
+  return rows.map((r) => ({ id: Number(r.id), category: String(r.category), amount: decimal(r.amount as bigint) }));
 }
 
 describe('soak: writers and repeated compactions on moto S3', () => {
@@ -242,7 +225,7 @@ describe('soak: writers and repeated compactions on moto S3', () => {
       const location = `s3://${await freshBucket()}/warehouse/soak`;
       await createNewTable(fileIOFor(location, { s3Endpoint }), location, {
         formatVersion,
-        schema: SCHEMA,
+        schema: SMALL_TABLE_SCHEMA,
         partitionFields: [{ sourceId: 2, name: 'category', transform: { kind: 'identity' } }],
       });
       const soak = new Soak(location, s3Endpoint, formatVersion, SEED + formatVersion);
@@ -262,8 +245,7 @@ describe('soak: writers and repeated compactions on moto S3', () => {
 
       const local = join(tempDir(), 'soak');
       await relocateTable(location, local, { s3Endpoint });
-      const java = (await javaRead(local)).map((r) => ({ id: Number(r.id), category: String(r.category), v: Number(r.v) }));
-      expect(java.sort((a, b) => a.id - b.id)).toEqual(canonical(soak.modelRows()));
+      expect(sortRows(await javaRead(local))).toEqual(canonical(soak.modelRows()));
     }, 600_000);
   }
 });
