@@ -1,7 +1,7 @@
-/** The example deployment: one PackiceCompaction for the table locations given as context. */
+/** The example deployment: one IcebergMaintenance for the table locations given as context. */
 import { Annotations, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct, Node } from 'constructs';
-import { PackiceCompaction, type PackiceCompactionProps } from './packice-construct.js';
+import { IcebergMaintenance, type IcebergMaintenanceProps } from './iceberg-maintenance.js';
 
 /** The context key: a JSON array of S3 URIs, or a comma-separated list (`-c tableLocations=s3://b/t1,s3://b/t2`). */
 export const TABLE_LOCATIONS_CONTEXT = 'tableLocations';
@@ -17,25 +17,25 @@ export interface PackiceStackProps extends StackProps {
    * Overrides of the construct's props.
    * @default the construct's defaults, with table locations from context
    */
-  readonly compaction?: Partial<PackiceCompactionProps>;
+  readonly maintenance?: Partial<IcebergMaintenanceProps>;
 }
 
 export class PackiceStack extends Stack {
-  public readonly compaction: PackiceCompaction;
+  public readonly maintenance: IcebergMaintenance;
 
   constructor(scope: Construct, id: string, props: PackiceStackProps = {}) {
     super(scope, id, props);
     const fromContext = tableLocationsFromContext(this.node);
-    if (fromContext === undefined && props.compaction?.tableLocations === undefined) {
+    if (fromContext === undefined && props.maintenance?.tables === undefined) {
       Annotations.of(this).addWarningV2(
         'packice:exampleTableLocations',
         `no table locations given: synthesized for the example ${EXAMPLE_TABLE_LOCATIONS.join(', ')}; ` +
           `deploy with \`-c ${TABLE_LOCATIONS_CONTEXT}=s3://bucket/warehouse/db/table[,…]\``,
       );
     }
-    this.compaction = new PackiceCompaction(this, 'Compaction', {
-      tableLocations: fromContext ?? EXAMPLE_TABLE_LOCATIONS,
-      ...props.compaction,
+    this.maintenance = new IcebergMaintenance(this, 'Maintenance', {
+      tables: (fromContext ?? EXAMPLE_TABLE_LOCATIONS).map((location) => ({ location })),
+      ...props.maintenance,
     });
   }
 }

@@ -24,7 +24,7 @@ for await (const f of files(join(root, 'lib'))) {
   else if (f.endsWith('.mjs') || f.endsWith('.json')) copies.push(f);
 }
 
-// Built beside dist and swapped in whole: a run started meanwhile sees the old build or the new one.
+// Built beside dist and swapped in: a run started meanwhile sees the old build or the new one.
 const out = join(root, `dist.building-${process.pid}`);
 await rm(out, { recursive: true, force: true });
 await build({
@@ -42,10 +42,14 @@ for (const f of copies) {
   await mkdir(dirname(to), { recursive: true });
   await copyFile(f, to);
 }
-const dist = join(root, 'dist');
+// Only dist/lib is swapped: `npm run build` also writes the construct (dist/cdk) and the Lambda
+// bundles (dist/bundles) beside it.
+const lib = join(root, 'dist', 'lib');
 const old = join(root, `dist.old-${process.pid}`);
-await rename(dist, old).catch((e) => {
+await mkdir(join(root, 'dist'), { recursive: true });
+await rename(lib, old).catch((e) => {
   if (e.code !== 'ENOENT') throw e;
 });
-await rename(out, dist);
+await rename(join(out, 'lib'), lib);
 await rm(old, { recursive: true, force: true });
+await rm(out, { recursive: true, force: true });

@@ -1,6 +1,7 @@
 /**
  * The CDK construct, synthesized in-process (esbuild runs locally; no Docker, no credentials):
- * the functions, the state machine's shape, IAM scope and the alarm — then each bundle from the
+ * the six functions, the state machines' shape, the rule, schedules, queue, IAM scope and the
+ * alarms — then each bundle from the
  * cloud assembly is copied alone into an empty folder and run in a clean Node process on a real
  * table in moto S3, which proves the `.wasm` files landed beside it and nothing is missing from it.
  */
@@ -9,10 +10,19 @@ import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { App, Duration, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as sns from 'aws-cdk-lib/aws-sns';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PackiceCompaction, WASM_FILES } from '../../cdk/packice-construct.js';
+import { IcebergMaintenance, STEPS, WASM_FILES, WASM_STEPS, type Step } from '../../cdk/iceberg-maintenance.js';
 import { EXAMPLE_TABLE_LOCATIONS, PackiceStack, tableLocationsFromContext } from '../../cdk/packice-stack.js';
-import type { CompactionCommitResult, GroupResult, Plan } from '../../lib/compaction/messages.js';
+import { randomUUID } from 'node:crypto';
+import { CreateStateMachineCommand, DescribeExecutionCommand, ListExecutionsCommand, SFNClient } from '@aws-sdk/client-sfn';
+import type { GroupResult, Plan, PlanRequest } from '../../lib/compaction/messages.js';
+import type { CommitStateResult } from '../../lib/pipeline/commit-step.js';
+import type { CompactionReport } from '../../lib/pipeline/report-step.js';
+import type { ExpireSummary, OrphanSummary } from '../../lib/pipeline/retention-request.js';
+import type { TriggerOutcome } from '../../lib/pipeline/trigger-step.js';
+import { REPORT_METRICS } from '../../lib/pipeline/report-step.js';
 import { S3FileIO } from '../../lib/io/s3.js';
 import { rewriteRequestOf } from '../../lib/pipeline/rewrite-request.js';
 import { REPO_ROOT, tempDir } from '../support/fixtures.js';
@@ -29,8 +39,6 @@ const ALLOWED_S3_ARNS = [
   'arn:aws:s3:::lake-b',
   'arn:aws:s3:::lake-b/t/*',
 ];
-const STEPS = ['plan', 'rewrite', 'commit'] as const;
-type Step = (typeof STEPS)[number];
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 interface Resource {
@@ -51,7 +59,7 @@ beforeAll(() => {
   outdir = tempDir('packice-cdk-');
   const app = new App({ outdir, context: { tableLocations: LOCATIONS.join(',') } });
   const stack = new PackiceStack(app, 'Packice', {
-    compaction: { maxConcurrency: 7, memorySize: 1536, timeout: Duration.minutes(10) },
+    maintenance: { maxConcurrency: 7, memorySize: 1536, timeout: Duration.minutes(10) },
   });
   template = Template.fromStack(stack);
   resources = template.toJSON().Resources as Record<string, Resource>;
@@ -80,7 +88,7 @@ function ofType(type: string): [string, Resource][] {
 }
 
 function functionOf(step: Step): [string, Resource] {
-  const found = ofType('AWS::Lambda::Function').filter(([, r]) => r.Properties.Description === `packice compaction: ${step}`);
+  const found = ofType('AWS::Lambda::Function').filter(([, r]) => r.Properties.Description === `packice maintenance: ${step}`);
   expect(found).toHaveLength(1);
   return found[0];
 }
@@ -103,14 +111,24 @@ function resourcesOf(statements: Statement[]): string[] {
   return [...new Set(statements.flatMap((s) => [s.Resource].flat().map(flatten)))].sort();
 }
 
-function definition(): { States: Record<string, Record<string, Json>> } {
-  const [[, sm]] = ofType('AWS::StepFunctions::StateMachine');
-  return JSON.parse(flatten(sm.Properties.DefinitionString)) as { States: Record<string, Record<string, Json>> };
+type Definition = { StartAt: string; States: Record<string, Record<string, Json>> };
+
+/** The compaction state machine (`StateMachine…`) or the retention one (`RetentionStateMachine…`). */
+function stateMachineOf(which: 'compaction' | 'retention'): [string, Resource] {
+  const named = ofType('AWS::StepFunctions::StateMachine').filter(([id]) => /RetentionStateMachine/.test(id) === (which === 'retention'));
+  expect(named).toHaveLength(1);
+  return named[0];
 }
 
-describe('PackiceCompaction template', () => {
-  it('has three arm64 Node functions, one per step, with the given memory and timeout', () => {
-    template.resourceCountIs('AWS::Lambda::Function', 3);
+function definition(which: 'compaction' | 'retention' = 'compaction'): Definition {
+  const [, sm] = stateMachineOf(which);
+  return JSON.parse(flatten(sm.Properties.DefinitionString)) as Definition;
+}
+
+describe('IcebergMaintenance template', () => {
+  it('has six arm64 Node functions, one per step, with the given memory and timeout, X-Ray on', () => {
+    template.resourceCountIs('AWS::Lambda::Function', 6);
+    expect(STEPS).toEqual(['plan', 'rewrite', 'commit', 'trigger', 'expire', 'orphans']);
     for (const step of STEPS) {
       const [, fn] = functionOf(step);
       expect(fn.Properties).toMatchObject({
@@ -118,16 +136,93 @@ describe('PackiceCompaction template', () => {
         Runtime: 'nodejs22.x',
         Architectures: ['arm64'],
         MemorySize: 1536,
-        Timeout: 600,
+        Timeout: step === 'trigger' ? 120 : 600,
+        TracingConfig: { Mode: 'Active' },
       });
     }
     expect(functionOf('rewrite')[1].Properties.EphemeralStorage).toEqual({ Size: 4096 });
+    const env = (step: Step): Record<string, Json> => (functionOf(step)[1].Properties.Environment as { Variables: Record<string, Json> }).Variables;
+    expect(JSON.parse(env('trigger').PACKICE_TABLES as string)).toEqual(LOCATIONS.map((location) => ({ location })));
+    expect(flatten(env('trigger').PACKICE_STATE_MACHINE_ARN)).toBe(`<${stateMachineOf('compaction')[0]}>`);
+    expect(JSON.parse(env('commit').PACKICE_FUNCTION_MEMORY as string)).toEqual({ plan: 1536, rewrite: 1536, commit: 1536 });
   });
 
-  it('runs Plan → Choice → inline Map or Distributed Map over the stored plan (Rewrite, caught per item) → Commit (retried) → Succeed', () => {
+  it('has two state machines, each with execution logs and X-Ray tracing on', () => {
+    template.resourceCountIs('AWS::StepFunctions::StateMachine', 2);
+    for (const which of ['compaction', 'retention'] as const) {
+      const [, sm] = stateMachineOf(which);
+      expect(sm.Properties.TracingConfiguration).toEqual({ Enabled: true });
+      expect(sm.Properties.LoggingConfiguration).toMatchObject({ Level: 'ALL', IncludeExecutionData: false });
+    }
+    const outputs = template.toJSON().Outputs as Record<string, { Value: Json; Description: string }>;
+    const byName = (part: string): Json => Object.entries(outputs).find(([k]) => k.includes(part))![1].Value;
+    expect(byName('CompactionStateMachineName')).toEqual({ 'Fn::GetAtt': [stateMachineOf('compaction')[0], 'Name'] });
+    expect(byName('RetentionStateMachineName')).toEqual({ 'Fn::GetAtt': [stateMachineOf('retention')[0], 'Name'] });
+    const workBucket = ofType('AWS::S3::Bucket')[0][0];
+    expect(flatten(byName('ReportLocation'))).toBe(`s3://<${workBucket}>/packice/reports/`);
+  });
+
+  it('sends S3 Object Created events for the tables\' metadata files to the trigger, with a dead-letter queue', () => {
+    const rules = ofType('AWS::Events::Rule');
+    expect(rules).toHaveLength(1);
+    const [, rule] = rules[0];
+    expect(rule.Properties.EventPattern).toEqual({
+      source: ['aws.s3'],
+      'detail-type': ['Object Created'],
+      detail: {
+        bucket: { name: ['lake-a', 'lake-b'] },
+        object: {
+          key: [
+            { wildcard: 'warehouse/db/events/metadata/*.metadata.json' },
+            { wildcard: 'warehouse/db/clicks/metadata/*.metadata.json' },
+            { wildcard: 't/metadata/*.metadata.json' },
+          ],
+        },
+      },
+    });
+    const queues = ofType('AWS::SQS::Queue');
+    expect(queues).toHaveLength(1);
+    const [[queueId]] = queues;
+    const [target] = rule.Properties.Targets as Record<string, Json>[];
+    expect(flatten(target.Arn)).toBe(`<${functionOf('trigger')[0]}.Arn>`);
+    expect(flatten((target.DeadLetterConfig as Record<string, Json>).Arn)).toBe(`<${queueId}.Arn>`);
+    // Events the trigger fails on (Lambda's asynchronous retries spent) land there too.
+    expect(flatten((functionOf('trigger')[1].Properties.DeadLetterConfig as Record<string, Json>).TargetArn)).toBe(`<${queueId}.Arn>`);
+  });
+
+  it('schedules nightly compaction (trigger over every table) and retention (the retention state machine over every table)', () => {
+    const schedules = ofType('AWS::Scheduler::Schedule').map(([, r]) => r.Properties);
+    expect(schedules).toHaveLength(2);
+    const [compaction] = schedules.filter((s) => flatten((s.Target as Record<string, Json>).Arn).includes(functionOf('trigger')[0]));
+    const [retention] = schedules.filter((s) => flatten((s.Target as Record<string, Json>).Arn).includes(stateMachineOf('retention')[0]));
+    expect(compaction.ScheduleExpression).toBe('cron(0 2 * * ? *)');
+    expect(JSON.parse((compaction.Target as Record<string, string>).Input)).toEqual({ tables: 'all' });
+    expect(retention.ScheduleExpression).toBe('cron(0 4 * * ? *)');
+    expect(JSON.parse((retention.Target as Record<string, string>).Input)).toEqual({ tables: LOCATIONS.map((location) => ({ table: { location } })) });
+    const [[queueId]] = ofType('AWS::SQS::Queue');
+    for (const s of [compaction, retention]) {
+      expect(flatten(((s.Target as Record<string, Json>).DeadLetterConfig as Record<string, Json>).Arn)).toBe(`<${queueId}.Arn>`);
+    }
+  });
+
+  it('runs Expire then Orphans for each table of the retention state machine, retrying transient errors', () => {
+    const d = definition('retention');
+    expect(d.StartAt).toBe('Each table');
+    expect(d.States['Each table']).toMatchObject({ Type: 'Map', ItemsPath: '$.tables', MaxConcurrency: 2, ResultPath: null, Next: 'Retained' });
+    const inner = (d.States['Each table'].ItemProcessor as unknown as Definition).States;
+    expect(inner.Expire).toMatchObject({ Type: 'Task', Next: 'Orphans', ResultPath: '$.expire' });
+    expect(inner.Orphans).toMatchObject({ Type: 'Task', End: true, ResultPath: '$.orphans' });
+    expect(flatten((inner.Expire.Parameters as Record<string, Json>).FunctionName)).toBe(`<${functionOf('expire')[0]}.Arn>`);
+    expect(flatten((inner.Orphans.Parameters as Record<string, Json>).FunctionName)).toBe(`<${functionOf('orphans')[0]}.Arn>`);
+    for (const task of [inner.Expire, inner.Orphans]) {
+      expect((task.Retry as { ErrorEquals: string[] }[]).map((r) => r.ErrorEquals).slice(1)).toEqual([['IoError'], ['Lambda.TooManyRequestsException'], ['CommitConflictError']]);
+    }
+  });
+
+  it('runs Plan → Choice → inline Map or Distributed Map over the stored plan (Rewrite, caught per item) → Commit (retried) → Report → Succeed', () => {
     const d = definition();
     expect(Object.keys(d.States).sort()).toEqual([
-      'Any groups?', 'Commit', 'Compacted', 'Drop dangling deletes', 'Nothing to compact', 'Plan', 'Rewrite groups', 'Rewrite stored groups',
+      'Any groups?', 'Commit', 'Compacted', 'Drop dangling deletes', 'Nothing to compact', 'Plan', 'Report', 'Rewrite groups', 'Rewrite stored groups',
     ]);
     expect(d.States.Plan).toMatchObject({ Type: 'Task', Next: 'Any groups?', ResultSelector: { 'plan.$': '$.Payload' } });
     expect(d.States['Any groups?']).toMatchObject({
@@ -184,7 +279,7 @@ describe('PackiceCompaction template', () => {
     expect(flatten((planFn.Properties.Environment as { Variables: Record<string, Json> }).Variables.PACKICE_WORK_LOCATION)).toBe(`s3://<${workBucket[0]}>/packice`);
 
     const commit = d.States.Commit;
-    expect(commit).toMatchObject({ Type: 'Task', OutputPath: '$.Payload', Next: 'Compacted' });
+    expect(commit).toMatchObject({ Type: 'Task', ResultSelector: { 'result.$': '$.Payload' }, ResultPath: '$.commit', Next: 'Report' });
     expect(flatten((commit.Parameters as Record<string, Json>).FunctionName)).toBe(`<${functionOf('commit')[0]}.Arn>`);
     expect(commit.Retry).toContainEqual({
       ErrorEquals: ['CommitConflictError', 'IoError'],
@@ -193,6 +288,22 @@ describe('PackiceCompaction template', () => {
       BackoffRate: 2,
       JitterStrategy: 'FULL',
     });
+    // The commit function writes the report, from the plan, the results, the commit's answer and the execution.
+    const report = d.States.Report;
+    expect(report).toMatchObject({
+      Type: 'Task',
+      OutputPath: '$.Payload',
+      Next: 'Compacted',
+      Parameters: {
+        Payload: {
+          'plan.$': '$.plan',
+          'results.$': '$.results',
+          'commit.$': '$.commit.result',
+          execution: { 'name.$': '$$.Execution.Name', 'startTime.$': '$$.Execution.StartTime' },
+        },
+      },
+    });
+    expect(flatten((report.Parameters as Record<string, Json>).FunctionName)).toBe(`<${functionOf('commit')[0]}.Arn>`);
     expect(d.States.Compacted).toEqual({ Type: 'Succeed' });
   });
 
@@ -212,7 +323,7 @@ describe('PackiceCompaction template', () => {
     }
   });
 
-  it('scopes table access to the configured prefixes: objects under them, ListBucket only with an s3:prefix condition; plan only reads', () => {
+  it('scopes table access to the configured prefixes: objects under them, ListBucket only with an s3:prefix condition; plan and trigger only read', () => {
     const tablePrefixes: Record<string, string[]> = {
       'arn:aws:s3:::lake-a': ['warehouse/db/events', 'warehouse/db/events/*', 'warehouse/db/clicks', 'warehouse/db/clicks/*'],
       'arn:aws:s3:::lake-b': ['t', 't/*'],
@@ -232,33 +343,88 @@ describe('PackiceCompaction template', () => {
         }
       }
       const objectActions = actionsOf(tables.filter((s) => s.Action !== 's3:ListBucket'));
-      expect(objectActions).toEqual(step === 'plan' ? ['s3:GetObject'] : ['s3:AbortMultipartUpload', 's3:DeleteObject', 's3:GetObject', 's3:PutObject']);
+      const expected: Record<Step, string[]> = {
+        plan: ['s3:GetObject'],
+        trigger: ['s3:GetObject'],
+        orphans: ['s3:DeleteObject', 's3:GetObject'],
+        rewrite: ['s3:AbortMultipartUpload', 's3:DeleteObject', 's3:GetObject', 's3:PutObject'],
+        commit: ['s3:AbortMultipartUpload', 's3:DeleteObject', 's3:GetObject', 's3:PutObject'],
+        expire: ['s3:AbortMultipartUpload', 's3:DeleteObject', 's3:GetObject', 's3:PutObject'],
+      };
+      expect(objectActions).toEqual(expected[step]);
     }
-    // The work bucket: plan writes stored plans, commit reads them and the Map's results, rewrite never touches it.
+    // The work bucket: plan writes stored plans, commit reads them and the Map's results and writes reports; no other function touches it.
     const workBucket = ofType('AWS::S3::Bucket')[0][0];
     const work = (step: Step): string[] =>
       s3StatementsOf(step).flatMap((s) => [s.Resource].flat().map(flatten)).filter((arn) => arn.startsWith('<'));
     expect(work('plan')).toEqual([`<${workBucket}.Arn>/packice/plans/*`]);
-    expect(work('commit')).toEqual([`<${workBucket}.Arn>/packice/plans/*`, `<${workBucket}.Arn>/packice/map-results/*`]);
-    expect(work('rewrite')).toEqual([]);
+    expect(work('commit')).toEqual([`<${workBucket}.Arn>/packice/plans/*`, `<${workBucket}.Arn>/packice/map-results/*`, `<${workBucket}.Arn>/packice/reports/*`]);
+    for (const step of ['rewrite', 'trigger', 'expire', 'orphans'] as const) expect(work(step)).toEqual([]);
   });
 
-  it('alarms on failed, timed-out and throttled executions', () => {
-    const [[smId]] = ofType('AWS::StepFunctions::StateMachine');
+  it('grants the tables\' KMS keys: decrypt to the readers, encrypt and decrypt to the writers', () => {
+    const stack = new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Kms');
+    const key = new kms.Key(stack, 'TableKey');
+    new IcebergMaintenance(stack, 'Maintenance', { tables: [{ location: 's3://lake-k/t' }], encryptionKeys: [key] });
+    const all = Template.fromStack(stack).toJSON().Resources as Record<string, Resource>;
+    const keyId = Object.entries(all).find(([, r]) => r.Type === 'AWS::KMS::Key')![0];
+    const kmsActions = (step: Step): string[] => {
+      const [fnId, fn] = Object.entries(all).find(([, r]) => r.Type === 'AWS::Lambda::Function' && r.Properties.Description === `packice maintenance: ${step}`)!;
+      expect(fnId).toBeTruthy();
+      const role = (fn.Properties.Role as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0];
+      return Object.values(all)
+        .filter((r) => r.Type === 'AWS::IAM::Policy' && (r.Properties.Roles as { Ref: string }[]).some((x) => x.Ref === role))
+        .flatMap((p) => statementsOf(p))
+        .filter((st) => [st.Resource].flat().some((res) => JSON.stringify(res).includes(keyId)))
+        .flatMap((st) => [st.Action].flat())
+        .sort();
+    };
+    expect(kmsActions('plan')).toEqual(['kms:Decrypt']);
+    expect(kmsActions('trigger')).toEqual(['kms:Decrypt']);
+    for (const step of ['rewrite', 'commit', 'expire', 'orphans'] as const) {
+      expect(kmsActions(step)).toEqual(['kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey*', 'kms:ReEncrypt*']);
+    }
+  });
+
+  it('alarms on failed, timed-out and throttled executions, aborted groups, failed retention runs and dead letters', () => {
+    const [compactionId] = stateMachineOf('compaction');
+    const [retentionId] = stateMachineOf('retention');
+    const [[queueId]] = ofType('AWS::SQS::Queue');
     const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
-    expect(alarms.map((a) => a.MetricName).sort()).toEqual(['ExecutionThrottled', 'ExecutionsFailed', 'ExecutionsTimedOut']);
+    const summary = alarms.map((a) => `${String(a.Namespace)} ${String(a.MetricName)} ${flatten((a.Dimensions as { Value: Json }[])[0].Value)}`).sort();
+    expect(summary).toEqual(
+      [
+        `AWS/SQS ApproximateNumberOfMessagesVisible <${queueId}.QueueName>`,
+        `AWS/States ExecutionThrottled <${compactionId}>`,
+        `AWS/States ExecutionsFailed <${compactionId}>`,
+        `AWS/States ExecutionsFailed <${retentionId}>`,
+        `AWS/States ExecutionsTimedOut <${compactionId}>`,
+        'packice GroupsAborted packice',
+      ].sort(),
+    );
     for (const alarm of alarms) {
       expect(alarm).toMatchObject({
-        Namespace: 'AWS/States',
-        Dimensions: [{ Name: 'StateMachineArn', Value: { Ref: smId } }],
-        Statistic: 'Sum',
         Period: 300,
         Threshold: 1,
         EvaluationPeriods: 1,
         ComparisonOperator: 'GreaterThanOrEqualToThreshold',
         TreatMissingData: 'notBreaching',
       });
+      expect(alarm.AlarmActions).toBeUndefined();
     }
+    // The aborted-groups alarm watches what the report publishes (Powertools adds the service dimension).
+    const aborted = alarms.find((a) => a.MetricName === 'GroupsAborted')!;
+    expect(aborted).toMatchObject({ Namespace: REPORT_METRICS.namespace, Statistic: 'Sum', Dimensions: [{ Name: 'service', Value: REPORT_METRICS.service }] });
+  });
+
+  it('sends every alarm to the alarm topic when one is given', () => {
+    const stack = new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Topic');
+    const topic = new sns.Topic(stack, 'Alarms');
+    new IcebergMaintenance(stack, 'Maintenance', { tables: [{ location: 's3://lake-k/t' }], alarmTopic: topic });
+    const alarms = Object.values(Template.fromStack(stack).toJSON().Resources as Record<string, Resource>).filter((r) => r.Type === 'AWS::CloudWatch::Alarm');
+    expect(alarms).toHaveLength(6);
+    const topicId = Object.entries(Template.fromStack(stack).toJSON().Resources as Record<string, Resource>).find(([, r]) => r.Type === 'AWS::SNS::Topic')![0];
+    for (const a of alarms) expect(a.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
   });
 });
 
@@ -279,7 +445,7 @@ describe('bundles from the cloud assembly, each copied alone into an empty folde
    * Copies the bundle alone into an empty folder and runs its handler on `events`, one after
    * another, in a fresh `node` with a bare environment: no loader, no node_modules in reach.
    */
-  function invoke<T>(step: Step, events: unknown[], s3Endpoint?: string): Invocation<T> {
+  function invoke<T>(step: Step, events: unknown[], s3Endpoint?: string, env: Record<string, string> = {}): Invocation<T> {
     const dir = join(tempDir(`packice-bundle-${step}-`), 'function');
     cpSync(assetDir(step), dir, { recursive: true });
     const resultFile = join(tempDir('packice-invoke-'), 'result.json');
@@ -316,6 +482,7 @@ describe('bundles from the cloud assembly, each copied alone into an empty folde
         AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
         ...TEST_AWS_ENV,
         ...(s3Endpoint ? { AWS_ENDPOINT_URL_S3: s3Endpoint } : {}),
+        ...env,
       },
       timeout: 120_000,
     });
@@ -326,9 +493,10 @@ describe('bundles from the cloud assembly, each copied alone into an empty folde
   }
 
   it('hold index.js, and the .wasm files beside it only for the rewrite and the commit (which rebases deletes); no node_modules above them', () => {
+    expect(WASM_STEPS).toEqual(['rewrite', 'commit']);
     for (const step of STEPS) {
       const dir = assetDir(step);
-      const readsWasm = step === 'rewrite' || step === 'commit';
+      const readsWasm = WASM_STEPS.includes(step);
       const wasm = readsWasm ? ['index.wasm', 'parquet_wasm_bg.wasm'] : [];
       expect(readdirSync(dir).sort()).toEqual(['index.js', 'index.js.map', ...wasm]);
       for (const w of readsWasm ? WASM_FILES : []) {
@@ -340,33 +508,89 @@ describe('bundles from the cloud assembly, each copied alone into an empty folde
     }
   });
 
-  it('plan → rewrite → commit in clean processes compact a v3 table on S3 and keep its rows; only the rewrite loads wasm, once, at its first event (a commit with nothing to rebase loads none)', async () => {
-    // Prepare
+  it('trigger → plan → rewrite → commit → report → expire → orphans, each in a clean process, maintain a v3 table on moto (S3 and Step Functions); only the rewrite loads wasm, once, at its first event (a commit with nothing to rebase loads none)', async () => {
+    // Prepare: a table of small files, a compaction state machine on moto for the trigger to start.
     const endpoint = testS3Endpoint();
     const s3 = new S3FileIO({ endpoint });
-    const location = `s3://${await freshBucket()}/warehouse/db/events`;
-    await smallTable(s3, location, 3);
+    const bucket = await freshBucket();
+    const location = `s3://${bucket}/warehouse/db/events`;
+    const table = await smallTable(s3, location, 3);
     const before = await liveRows(s3, location);
+    const sfn = new SFNClient({ endpoint, region: TEST_AWS_ENV.AWS_REGION });
+    const { stateMachineArn } = await sfn.send(
+      new CreateStateMachineCommand({
+        name: `packice-bundle-${randomUUID()}`,
+        definition: JSON.stringify({ StartAt: 'Plan', States: { Plan: { Type: 'Pass', End: true } } }),
+        roleArn: 'arn:aws:iam::123456789012:role/packice',
+      }),
+    );
+    const metadataKey = `warehouse/db/events/metadata/${table.metadataLocation!.split('/').pop()}`;
+    const objectCreated = { 'detail-type': 'Object Created', source: 'aws.s3', detail: { bucket: { name: bucket }, object: { key: metadataKey } } };
+    const work = `s3://${bucket}/packice`;
 
     // Act
-    const planned = invoke<Plan>('plan', [{ table: { location }, policy: { minInputFiles: 2 } }], endpoint);
+    const triggered = invoke<TriggerOutcome[]>('trigger', [objectCreated, objectCreated], endpoint, {
+      AWS_ENDPOINT_URL_SFN: endpoint,
+      PACKICE_TABLES: JSON.stringify([{ location, policy: { minInputFiles: 2 } }]),
+      PACKICE_STATE_MACHINE_ARN: stateMachineArn!,
+    });
+    const [execution] = (await sfn.send(new ListExecutionsCommand({ stateMachineArn }))).executions ?? [];
+    const started = JSON.parse((await sfn.send(new DescribeExecutionCommand({ executionArn: execution.executionArn }))).input!) as PlanRequest;
+    const planned = invoke<Plan>('plan', [started], endpoint);
     const plan = planned.results[0].result!;
     const rewritten = invoke<GroupResult>('rewrite', plan.groups.map((g) => rewriteRequestOf(plan, g.id)), endpoint);
     const results = rewritten.results.map((r) => r.result!);
-    const committed = invoke<CompactionCommitResult>('commit', [{ plan, results }], endpoint);
+    const committed = invoke<CommitStateResult>('commit', [{ plan, results }], endpoint);
     const commit = committed.results[0].result!;
+    const reported = invoke<CompactionReport>(
+      'commit',
+      [{ plan, results, commit, execution: { name: execution.name, startTime: new Date(plan.createdAtMs - 1000).toISOString() } }],
+      endpoint,
+      { PACKICE_WORK_LOCATION: work, PACKICE_FUNCTION_MEMORY: JSON.stringify({ plan: 2048, rewrite: 2048, commit: 2048 }), AWS_REGION: 'eu-west-1' },
+    );
+    const report = reported.results[0].result!;
+    const retention = { table: { location }, retention: { olderThanMs: 0, retainLast: 1 } };
+    const expired = invoke<ExpireSummary>('expire', [retention], endpoint);
+    const orphans = invoke<OrphanSummary>('orphans', [retention], endpoint);
 
     // Assess
+    expect(triggered.results.map((r) => r.error)).toEqual([undefined, undefined]);
+    expect(triggered.results[0].result).toEqual([expect.objectContaining({ table: location, action: 'started', groups: 2 })]);
+    expect((await sfn.send(new ListExecutionsCommand({ stateMachineArn }))).executions).toHaveLength(1);
+    expect(started).toEqual({ table: { location }, policy: { minInputFiles: 2 } });
     expect(planned.results[0].error).toBeUndefined();
     expect(plan.groups).toHaveLength(2);
-    expect(JSON.parse(planned.stdout.trim())).toMatchObject({ level: 'INFO', step: 'plan', requestId: 'bundle-test', groups: 2 });
+    expect(JSON.parse(planned.stdout.trim())).toMatchObject({ level: 'INFO', service: 'packice', step: 'plan', requestId: 'bundle-test', groups: 2 });
     expect(results.map((r) => r.checksums.rowsOut)).toEqual(['16', '16']);
     expect(commit.committedGroups).toEqual(plan.groups.map((g) => g.id));
+    expect(commit.durationMs).toBeGreaterThan(0);
+    expect(report).toMatchObject({
+      table: location,
+      execution: execution.name,
+      snapshotId: commit.snapshotId,
+      filesIn: 8,
+      filesOut: 2,
+      rowsIn: 32,
+      rowsOut: 32,
+      groups: { planned: 2, committed: 2, aborted: 0 },
+      lambda: { invocations: 5 },
+      cost: { region: 'eu-west-1', pricedAs: 'eu-west-1' },
+      location: `${work}/reports/${bucket}/warehouse/db/events/${execution.name}.json`,
+    });
+    expect(report.cost.totalUsd).toBeGreaterThan(0);
+    expect(JSON.parse(new TextDecoder().decode(await s3.read(report.location!)))).toEqual(report);
+    // Powertools' metrics, in the embedded metric format, on stdout beside the log line.
+    const emf = reported.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => '_aws' in l)!;
+    expect(emf).toMatchObject({ service: 'packice', GroupsCommitted: 2, GroupsAborted: 0, FilesRewritten: 8 });
+    expect(expired.results[0].result).toMatchObject({ table: location, retainedSnapshots: 1 });
+    expect(expired.results[0].result!.expiredSnapshots).toBeGreaterThan(0);
+    expect(expired.results[0].result!.deleted).toBeGreaterThan(0);
+    // Every unreferenced file is younger than the 3-day delay: nothing to delete.
+    expect(orphans.results[0].result).toMatchObject({ table: location, deleted: 0 });
     expect(await fileCounts(s3, location)).toEqual({ data: 2, deletes: 0 });
     expect(await liveRows(s3, location)).toEqual(before);
 
-    expect(planned.wasmReads).toEqual({ atImport: [], afterEvents: [[]] });
-    expect(committed.wasmReads).toEqual({ atImport: [], afterEvents: [[]] });
+    for (const step of [triggered, planned, committed, reported, expired, orphans]) expect(step.wasmReads).toEqual({ atImport: [], afterEvents: step.wasmReads.afterEvents.map(() => []) });
     expect(rewritten.wasmReads.atImport).toEqual([]);
     const [first, second] = rewritten.wasmReads.afterEvents;
     expect(first).toContain('parquet_wasm_bg.wasm');
@@ -383,27 +607,41 @@ describe('bundles from the cloud assembly, each copied alone into an empty folde
 describe('props and context', () => {
   it('collects every invalid prop into one error before building anything', () => {
     const stack = new Stack(new App(), 'Bad');
-    const build = (): PackiceCompaction =>
-      new PackiceCompaction(stack, 'Compaction', {
-        tableLocations: ['https://lake/t', 's3://Lake_A/t', 's3://lake-a/db/*', 's3://lake-a//t'],
+    const build = (): IcebergMaintenance =>
+      new IcebergMaintenance(stack, 'Maintenance', {
+        tables: [
+          { location: 'https://lake/t' },
+          { location: 's3://Lake_A/t' },
+          { location: 's3://lake-a/db/*' },
+          { location: 's3://lake-a//t' },
+          { location: 's3://lake-a/t', retention: { orphanOlderThan: Duration.minutes(10), retainLast: 0 } },
+          { location: 's3a://lake-a/t/' },
+        ],
         memorySize: 64,
+        rewriteMemorySize: 20_000,
         timeout: Duration.minutes(20),
         maxConcurrency: 0,
+        retentionConcurrency: 1.5,
       });
     expect(build).toThrow(
       [
-        'PackiceCompaction Bad/Compaction: invalid props:',
+        'IcebergMaintenance Bad/Maintenance: invalid props:',
         '  - table location "https://lake/t" is not an S3 URI (expected s3://bucket/prefix)',
         '  - table location "s3://Lake_A/t": "Lake_A" is not a valid bucket name',
         '  - table location "s3://lake-a/db/*" contains a wildcard (* or ?)',
         '  - table location "s3://lake-a//t" has an empty path segment',
+        '  - table "s3://lake-a/t": retention.orphanOlderThan must be at least 1 hour, got 10 minutes',
+        '  - table "s3://lake-a/t": retention.retainLast must be a positive integer',
+        '  - table location "s3a://lake-a/t/" is listed twice',
         '  - memorySize must be an integer from 128 to 10240 MiB, got 64',
+        '  - rewriteMemorySize must be an integer from 128 to 10240 MiB, got 20000',
         '  - timeout must be from 1 second to 15 minutes, got 20 minutes',
         '  - maxConcurrency must be a positive integer, got 0',
+        '  - retentionConcurrency must be a positive integer, got 1.5',
       ].join('\n'),
     );
-    expect(() => new PackiceCompaction(new Stack(new App(), 'Empty'), 'C', { tableLocations: [] })).toThrow(
-      'tableLocations must list at least one table location (s3://bucket/prefix)',
+    expect(() => new IcebergMaintenance(new Stack(new App(), 'Empty'), 'C', { tables: [] })).toThrow(
+      'tables must list at least one table ({ location: "s3://bucket/prefix" })',
     );
   });
 

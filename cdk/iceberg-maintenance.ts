@@ -1,0 +1,788 @@
+/**
+ * IcebergMaintenance: the whole maintenance service of DESIGN.md "Serverless shape" in the
+ * user's account, as one construct.
+ *
+ * - Compaction state machine: Plan → (no groups? done, or Commit to drop dangling deletes) →
+ *   Map: Rewrite(group), inline or Distributed over a stored plan → Commit → Report.
+ * - Retention state machine: Map over the tables → Expire → Orphans. Expiry and orphan removal
+ *   run in a state machine rather than as two schedule targets so that orphans always follow
+ *   their table's expiry (the files expiry unlinks are not orphans yet), each step retries on
+ *   throttling and transient S3 errors, and a failure raises one alarm.
+ * - Triggers: an EventBridge rule on S3 "Object Created" for `<table>/metadata/*.metadata.json`
+ *   invokes `trigger` (a dead-letter queue catches what fails); an EventBridge Scheduler
+ *   schedule invokes it nightly for every table; another starts the retention state machine.
+ * - Six functions (plan, rewrite, commit, trigger, expire, orphans), arm64, X-Ray on,
+ *   least-privilege S3 access to the configured table prefixes, KMS grants when asked;
+ *   state machine logs and tracing on; alarms on failed, timed-out and throttled executions,
+ *   aborted groups and dead letters.
+ */
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { basename, dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Annotations, Aws, CfnOutput, Duration, RemovalPolicy, Size, Token } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as eventsTargets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as scheduler from 'aws-cdk-lib/aws-scheduler';
+import * as schedulerTargets from 'aws-cdk-lib/aws-scheduler-targets';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
+import * as cxapi from 'aws-cdk-lib/cx-api';
+import { Construct } from 'constructs';
+import type { CompactionPolicy } from '../lib/compaction/messages.js';
+import { CommitConflictError, IoError } from '../lib/errors.js';
+import { MAINTAINED_TABLES_ENV, type MaintainedTable, type TableRetention } from '../lib/pipeline/maintained-table.js';
+import { PLANS_FOLDER, WORK_LOCATION_ENV } from '../lib/pipeline/plan-payload.js';
+import { FUNCTION_MEMORY_ENV, REPORT_METRICS, REPORTS_FOLDER } from '../lib/pipeline/report-step.js';
+import type { RetentionRequest } from '../lib/pipeline/retention-request.js';
+import { PLAN_HEADER_FIELDS } from '../lib/pipeline/rewrite-request.js';
+
+/** Expiry and orphan-removal settings of one table. */
+export interface RetentionProps {
+  /**
+   * Snapshots older than this may expire.
+   * @default the table's `history.expire.max-snapshot-age-ms`, else 5 days
+   */
+  readonly maxSnapshotAge?: Duration;
+  /**
+   * Snapshots kept per branch, whatever their age.
+   * @default the table's `history.expire.min-snapshots-to-keep`, else 1
+   */
+  readonly retainLast?: number;
+  /**
+   * Snapshot ids or ref names that never expire.
+   * @default none
+   */
+  readonly pins?: readonly string[];
+  /**
+   * Audit or replay horizons: nothing younger than the longest one expires.
+   * @default none
+   */
+  readonly horizons?: readonly Duration[];
+  /**
+   * Orphan removal deletes only unreferenced files older than this (at least 1 hour: a commit
+   * still being written must not lose its files).
+   * @default Duration.days(3)
+   */
+  readonly orphanOlderThan?: Duration;
+}
+
+/** One maintained table. */
+export interface MaintainedTableProps {
+  /**
+   * The table's location, an S3 URI (`s3://bucket/warehouse/db/table`; `s3a://` and `s3n://`
+   * are read as `s3://`). The functions may read, write and delete objects under it and nowhere
+   * else. For notifications, the bucket must send events to EventBridge (`eventBridgeEnabled`).
+   */
+  readonly location: string;
+  /**
+   * Compaction thresholds and targets: `targetFileSizeBytes`, `minFileSizeBytes`,
+   * `maxFileSizeBytes`, `minInputFiles`, `deleteFileThreshold`, `deleteRatioThreshold`,
+   * `quietMinutes`, `where`, `mode`, `strategy`, `maxGroupBytes`, `maxGroups`.
+   * @default the table's properties (`write.target-file-size-bytes` …), else packice's defaults (`packice plan --help`)
+   */
+  readonly policy?: CompactionPolicy;
+  /**
+   * Snapshot expiry and orphan removal.
+   * @default the table's own properties, orphans older than 3 days
+   */
+  readonly retention?: RetentionProps;
+}
+
+export interface IcebergMaintenanceProps {
+  /** The tables this deployment maintains (at least one). */
+  readonly tables: readonly MaintainedTableProps[];
+  /**
+   * When every table is checked and compacted if it needs it, whatever the notifications did.
+   * @default scheduler.ScheduleExpression.cron({ hour: '2', minute: '0' }) — nightly, 02:00 UTC
+   */
+  readonly compactionSchedule?: scheduler.ScheduleExpression;
+  /**
+   * When snapshots expire and orphan files are removed, for every table.
+   * @default scheduler.ScheduleExpression.cron({ hour: '4', minute: '0' }) — daily, 04:00 UTC
+   */
+  readonly retentionSchedule?: scheduler.ScheduleExpression;
+  /**
+   * Start a compaction check on every new metadata file (S3 "Object Created" through EventBridge).
+   * @default true
+   */
+  readonly compactOnCommit?: boolean;
+  /**
+   * Memory of each function, in MiB (Lambda gives CPU in proportion).
+   * @default 2048
+   */
+  readonly memorySize?: number;
+  /**
+   * Memory of the rewrite function, in MiB.
+   * @default memorySize
+   */
+  readonly rewriteMemorySize?: number;
+  /**
+   * Timeout of each function: one group's rewrite, one table's expiry, must finish within it.
+   * @default Duration.minutes(15)
+   */
+  readonly timeout?: Duration;
+  /**
+   * Groups rewritten at once by one execution's Map state.
+   * @default 10
+   */
+  readonly maxConcurrency?: number;
+  /**
+   * Concurrent executions reserved for the rewrite function: a cap on all rewrites at once,
+   * across executions, so compaction cannot starve the account's other functions.
+   * @default no reservation (the account's unreserved pool)
+   */
+  readonly rewriteReservedConcurrency?: number;
+  /**
+   * Tables expired and cleaned at once by the retention state machine.
+   * @default 2
+   */
+  readonly retentionConcurrency?: number;
+  /**
+   * Where every alarm sends its alarm actions.
+   * @default no action (the alarms are there to watch or to wire up)
+   */
+  readonly alarmTopic?: sns.ITopic;
+  /**
+   * Customer-managed KMS keys the tables' buckets are encrypted with (SSE-KMS): functions that
+   * read get `kms:Decrypt`, those that write also `kms:GenerateDataKey*` and `kms:Encrypt`.
+   * @default none (SSE-S3 buckets need no grant)
+   */
+  readonly encryptionKeys?: readonly kms.IKey[];
+  /**
+   * Where plans too large for the 256 KB state payload, the Distributed Map's results and the
+   * run reports are written (under `packice/`).
+   * @default a new private bucket; plans and Map results expire after 30 days, reports stay
+   */
+  readonly workBucket?: s3.IBucket;
+  /**
+   * How long the state machines' execution logs are kept.
+   * @default logs.RetentionDays.THREE_MONTHS
+   */
+  readonly logRetention?: logs.RetentionDays;
+}
+
+/** A configured table location split into the parts IAM scopes by. */
+export interface TableLocationScope {
+  readonly bucket: string;
+  /** Key prefix without leading or trailing `/`; empty for a whole bucket. */
+  readonly prefix: string;
+}
+
+export const MAINTENANCE_DEFAULTS = {
+  memorySize: 2048,
+  timeout: Duration.minutes(15),
+  maxConcurrency: 10,
+  retentionConcurrency: 2,
+  compactionSchedule: 'cron(0 2 * * ? *)',
+  retentionSchedule: 'cron(0 4 * * ? *)',
+} as const;
+
+/** Where in the work bucket plans too large for the state, the Distributed Map's results and the reports are written. */
+export const WORK_PREFIX = 'packice';
+export const MAP_RESULTS_FOLDER = 'map-results';
+
+/** The functions, by the step each serves. */
+export const STEPS = ['plan', 'rewrite', 'commit', 'trigger', 'expire', 'orphans'] as const;
+export type Step = (typeof STEPS)[number];
+
+/** Lambda refusing invocations beyond its concurrency: wait and try again, at length. */
+const THROTTLING_RETRY: sfn.RetryProps = {
+  errors: ['Lambda.TooManyRequestsException'],
+  interval: Duration.seconds(2),
+  backoffRate: 2,
+  maxAttempts: 8,
+  maxDelay: Duration.minutes(1),
+  jitterStrategy: sfn.JitterType.FULL,
+};
+
+/** Transient S3 errors (lib/io translates them to IoError, retryable). */
+const IO_RETRY: sfn.RetryProps = { errors: [IoError.name], interval: Duration.seconds(5), backoffRate: 2, maxAttempts: 2, jitterStrategy: sfn.JitterType.FULL };
+
+/** Errors the Commit state retries: the ones lib/errors marks retryable (the names Lambda reports). */
+export const COMMIT_RETRY_ERRORS: readonly string[] = [CommitConflictError.name, IoError.name];
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+/** Loaded as compiled JavaScript from `dist/cdk` (the installed package), not as TypeScript from `cdk/`. */
+const FROM_DIST = basename(dirname(HERE)) === 'dist';
+const PACKAGE_ROOT = FROM_DIST ? join(HERE, '..', '..') : join(HERE, '..');
+const requireHere = createRequire(import.meta.url);
+
+/**
+ * The `.wasm` files the bundled code reads from its own folder at load: esbuild (platform node)
+ * picks parquet-wasm's CommonJS `node` build, which reads `${__dirname}/parquet_wasm_bg.wasm`,
+ * and roaring-wasm's CommonJS build, which reads `${__dirname}/index.wasm`.
+ */
+// The rewrite reads Parquet and deletion vectors; the commit does only when it rebases a writer's
+// deletes (loaded lazily then). The other functions' bundles hold no wasm.
+export const WASM_FILES: readonly { readonly module: string; readonly fileName: string }[] = [
+  { module: 'parquet-wasm/node/parquet_wasm_bg.wasm', fileName: 'parquet_wasm_bg.wasm' },
+  { module: 'roaring-wasm/index.wasm', fileName: 'index.wasm' },
+];
+
+/** The steps whose bundles carry the wasm files. */
+export const WASM_STEPS: readonly Step[] = ['rewrite', 'commit'];
+
+const S3_LOCATION = /^s3[an]?:\/\/([^/]+)(?:\/(.*))?$/i;
+// Bucket naming rules (general purpose buckets); dots allowed, no uppercase.
+const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+
+/** Parses a table location into bucket and prefix, or says what is wrong with it. */
+export function tableLocationScope(location: string): TableLocationScope | string {
+  if (Token.isUnresolved(location)) return `table location ${location} is a token: give the S3 URI literally`;
+  const m = S3_LOCATION.exec(location);
+  if (!m) return `table location "${location}" is not an S3 URI (expected s3://bucket/prefix)`;
+  const bucket = m[1];
+  const prefix = (m[2] ?? '').replace(/\/+$/, '');
+  if (!BUCKET_NAME.test(bucket)) return `table location "${location}": "${bucket}" is not a valid bucket name`;
+  if (/[*?]/.test(prefix)) return `table location "${location}" contains a wildcard (* or ?)`;
+  if (prefix.split('/').some((s) => s === '') && prefix !== '') return `table location "${location}" has an empty path segment`;
+  return { bucket, prefix };
+}
+
+const positiveInteger = (value: number | undefined): boolean => value === undefined || Token.isUnresolved(value) || (Number.isInteger(value) && value >= 1);
+
+/** Collects every problem with the props, so one synth reports them all. */
+export function validateProps(props: IcebergMaintenanceProps): string[] {
+  const problems: string[] = [];
+  if (!Array.isArray(props.tables) || props.tables.length === 0) {
+    problems.push('tables must list at least one table ({ location: "s3://bucket/prefix" })');
+  } else {
+    const seen = new Set<string>();
+    for (const table of props.tables) {
+      const location: unknown = table?.location;
+      const scope = typeof location === 'string' ? tableLocationScope(location) : `table location ${String(location)} is not a string`;
+      if (typeof scope === 'string') {
+        problems.push(scope);
+        continue;
+      }
+      const key = `${scope.bucket}/${scope.prefix}`;
+      if (seen.has(key)) problems.push(`table location "${String(location)}" is listed twice`);
+      seen.add(key);
+      const orphanDelay = table.retention?.orphanOlderThan;
+      if (orphanDelay !== undefined && !orphanDelay.isUnresolved() && orphanDelay.toSeconds() < 3600) {
+        problems.push(`table "${String(location)}": retention.orphanOlderThan must be at least 1 hour, got ${orphanDelay.toHumanString()}`);
+      }
+      if (!positiveInteger(table.retention?.retainLast)) problems.push(`table "${String(location)}": retention.retainLast must be a positive integer`);
+    }
+  }
+  for (const [name, memorySize] of [['memorySize', props.memorySize], ['rewriteMemorySize', props.rewriteMemorySize]] as const) {
+    if (memorySize !== undefined && !Token.isUnresolved(memorySize) && !(Number.isInteger(memorySize) && memorySize >= 128 && memorySize <= 10240)) {
+      problems.push(`${name} must be an integer from 128 to 10240 MiB, got ${memorySize}`);
+    }
+  }
+  const { timeout } = props;
+  if (timeout !== undefined && !timeout.isUnresolved()) {
+    const seconds = timeout.toSeconds();
+    if (seconds < 1 || seconds > 900) problems.push(`timeout must be from 1 second to 15 minutes, got ${timeout.toHumanString()}`);
+  }
+  for (const name of ['maxConcurrency', 'retentionConcurrency', 'rewriteReservedConcurrency'] as const) {
+    if (!positiveInteger(props[name])) problems.push(`${name} must be a positive integer, got ${props[name]}`);
+  }
+  return problems;
+}
+
+/** What the functions get for a table: its location, policy and retention in milliseconds. */
+export function maintainedTable(table: MaintainedTableProps): MaintainedTable {
+  return {
+    location: table.location,
+    ...(table.policy !== undefined ? { policy: table.policy } : {}),
+    ...(table.retention !== undefined ? { retention: tableRetention(table.retention) } : {}),
+  };
+}
+
+function tableRetention(r: RetentionProps): TableRetention {
+  return {
+    ...(r.maxSnapshotAge !== undefined ? { olderThanMs: r.maxSnapshotAge.toMilliseconds() } : {}),
+    ...(r.retainLast !== undefined ? { retainLast: r.retainLast } : {}),
+    ...(r.pins !== undefined ? { pins: r.pins } : {}),
+    ...(r.horizons !== undefined ? { horizonsMs: r.horizons.map((h) => h.toMilliseconds()) } : {}),
+    ...(r.orphanOlderThan !== undefined ? { orphanOlderThanMs: r.orphanOlderThan.toMilliseconds() } : {}),
+  };
+}
+
+export class IcebergMaintenance extends Construct {
+  /** PlanRequest → Plan. */
+  public readonly planFunction: lambda.Function;
+  /** RewriteRequest (the plan's header and one group) → GroupResult. */
+  public readonly rewriteFunction: lambda.Function;
+  /** `{ plan, results }` → the commit's result; also serves the Report state. */
+  public readonly commitFunction: lambda.Function;
+  /** S3 Object Created event or `{"tables":"all"}` → compaction executions started. */
+  public readonly triggerFunction: lambda.Function;
+  /** RetentionRequest → ExpireSummary. */
+  public readonly expireFunction: lambda.Function;
+  /** RetentionRequest → OrphanSummary. */
+  public readonly orphansFunction: lambda.Function;
+  /** Start it with a PlanRequest (`{ table: { location }, policy? }`); it ends with the run's report. */
+  public readonly stateMachine: sfn.StateMachine;
+  /** Start it with `{ tables: RetentionRequest[] }`; the retention schedule does, for every table. */
+  public readonly retentionStateMachine: sfn.StateMachine;
+  /** S3 "Object Created" events for the tables' metadata files → trigger; undefined when compactOnCommit is false. */
+  public readonly commitRule?: events.Rule;
+  /** Nightly: trigger with `{"tables":"all"}`. */
+  public readonly compactionSchedule: scheduler.Schedule;
+  /** Starts the retention state machine for every table. */
+  public readonly retentionSchedule: scheduler.Schedule;
+  /** Trigger events that could not be delivered or handled. */
+  public readonly deadLetterQueue: sqs.Queue;
+  /** In alarm when any compaction execution fails; add actions to be told (or give alarmTopic). */
+  public readonly executionsFailedAlarm: cloudwatch.Alarm;
+  /** In alarm when any compaction execution times out. */
+  public readonly executionsTimedOutAlarm: cloudwatch.Alarm;
+  /** In alarm when Step Functions throttles a compaction execution. */
+  public readonly executionsThrottledAlarm: cloudwatch.Alarm;
+  /** In alarm when a run's report counts aborted groups (failed rewrites, conflicts the commit could not rebase). */
+  public readonly abortedGroupsAlarm: cloudwatch.Alarm;
+  /** In alarm when a retention execution fails. */
+  public readonly retentionFailedAlarm: cloudwatch.Alarm;
+  /** In alarm when a trigger event lands in the dead-letter queue. */
+  public readonly deadLettersAlarm: cloudwatch.Alarm;
+  /** Plans too large for the state payload, the Distributed Map's results, and the reports. */
+  public readonly workBucket: s3.IBucket;
+  /** `s3://<work bucket>/packice/reports/`: one JSON report per compaction run, by table. */
+  public readonly reportLocation: string;
+  /** The buckets and prefixes the functions may touch. */
+  public readonly tableScopes: readonly TableLocationScope[];
+
+  constructor(scope: Construct, id: string, props: IcebergMaintenanceProps) {
+    super(scope, id);
+    const problems = validateProps(props);
+    if (problems.length > 0) {
+      throw new Error(`IcebergMaintenance ${this.node.path}: invalid props:\n  - ${problems.join('\n  - ')}`);
+    }
+    const memorySize = props.memorySize ?? MAINTENANCE_DEFAULTS.memorySize;
+    const rewriteMemorySize = props.rewriteMemorySize ?? memorySize;
+    const timeout = props.timeout ?? MAINTENANCE_DEFAULTS.timeout;
+    const tables = props.tables.map(maintainedTable);
+    this.tableScopes = dedupe(props.tables.map((t) => tableLocationScope(t.location) as TableLocationScope));
+
+    this.workBucket =
+      props.workBucket ??
+      new s3.Bucket(this, 'WorkBucket', {
+        blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+        encryption: s3.BucketEncryption.S3_MANAGED,
+        enforceSSL: true,
+        removalPolicy: RemovalPolicy.RETAIN,
+        lifecycleRules: [
+          { prefix: `${WORK_PREFIX}/${PLANS_FOLDER}/`, expiration: Duration.days(30) },
+          { prefix: `${WORK_PREFIX}/${MAP_RESULTS_FOLDER}/`, expiration: Duration.days(30) },
+        ],
+      });
+    const workLocation = `s3://${this.workBucket.bucketName}/${WORK_PREFIX}`;
+    this.reportLocation = `${workLocation}/${REPORTS_FOLDER}/`;
+
+    const fn = (name: string, step: Step, extra: Partial<lambda.FunctionOptions> = {}): lambda.Function =>
+      maintenanceFunction(this, name, step, {
+        description: `packice maintenance: ${step}`,
+        runtime: lambda.Runtime.NODEJS_22_X,
+        architecture: lambda.Architecture.ARM_64,
+        memorySize,
+        timeout,
+        tracing: lambda.Tracing.ACTIVE,
+        environment: { NODE_OPTIONS: '--enable-source-maps', POWERTOOLS_SERVICE_NAME: REPORT_METRICS.service },
+        ...extra,
+      });
+    this.planFunction = fn('PlanFunction', 'plan');
+    this.planFunction.addEnvironment(WORK_LOCATION_ENV, workLocation);
+    // Sort rewrites spill sorted runs to /tmp (lib/compaction/external-sort.ts).
+    this.rewriteFunction = fn('RewriteFunction', 'rewrite', {
+      memorySize: rewriteMemorySize,
+      ephemeralStorageSize: Size.gibibytes(4),
+      ...(props.rewriteReservedConcurrency !== undefined ? { reservedConcurrentExecutions: props.rewriteReservedConcurrency } : {}),
+    });
+    this.commitFunction = fn('CommitFunction', 'commit');
+    this.commitFunction.addEnvironment(WORK_LOCATION_ENV, workLocation);
+    this.commitFunction.addEnvironment(FUNCTION_MEMORY_ENV, JSON.stringify({ plan: memorySize, rewrite: rewriteMemorySize, commit: memorySize }));
+    this.deadLetterQueue = new sqs.Queue(this, 'TriggerDeadLetterQueue', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    // The trigger only reads metadata and starts executions: a minute is plenty.
+    this.triggerFunction = fn('TriggerFunction', 'trigger', {
+      timeout: Duration.minutes(2),
+      deadLetterQueue: this.deadLetterQueue,
+      environment: {
+        NODE_OPTIONS: '--enable-source-maps',
+        POWERTOOLS_SERVICE_NAME: REPORT_METRICS.service,
+        [MAINTAINED_TABLES_ENV]: JSON.stringify(tables),
+      },
+    });
+    this.expireFunction = fn('ExpireFunction', 'expire');
+    this.orphansFunction = fn('OrphansFunction', 'orphans');
+    this.grantAccess(props.encryptionKeys ?? []);
+
+    const logGroup = (name: string): logs.LogGroup =>
+      new logs.LogGroup(this, name, { retention: props.logRetention ?? logs.RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.DESTROY });
+    // Execution data stays out of the logs: plans name every file of the table.
+    this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
+      definitionBody: sfn.DefinitionBody.fromChainable(this.compactionDefinition(props.maxConcurrency ?? MAINTENANCE_DEFAULTS.maxConcurrency)),
+      stateMachineType: sfn.StateMachineType.STANDARD,
+      tracingEnabled: true,
+      logs: { destination: logGroup('StateMachineLogs'), level: sfn.LogLevel.ALL, includeExecutionData: false },
+    });
+    this.retentionStateMachine = new sfn.StateMachine(this, 'RetentionStateMachine', {
+      definitionBody: sfn.DefinitionBody.fromChainable(this.retentionDefinition(props.retentionConcurrency ?? MAINTENANCE_DEFAULTS.retentionConcurrency)),
+      stateMachineType: sfn.StateMachineType.STANDARD,
+      tracingEnabled: true,
+      logs: { destination: logGroup('RetentionStateMachineLogs'), level: sfn.LogLevel.ALL, includeExecutionData: false },
+    });
+    this.stateMachine.grantStartExecution(this.triggerFunction);
+    this.triggerFunction.addEnvironment('PACKICE_STATE_MACHINE_ARN', this.stateMachine.stateMachineArn);
+
+    if (props.compactOnCommit ?? true) this.commitRule = this.notificationRule();
+    this.compactionSchedule = new scheduler.Schedule(this, 'CompactionSchedule', {
+      description: 'packice: nightly compaction check of every table',
+      schedule: props.compactionSchedule ?? scheduler.ScheduleExpression.expression(MAINTENANCE_DEFAULTS.compactionSchedule),
+      target: new schedulerTargets.LambdaInvoke(this.triggerFunction, {
+        input: scheduler.ScheduleTargetInput.fromObject({ tables: 'all' }),
+        deadLetterQueue: this.deadLetterQueue,
+        retryAttempts: 3,
+      }),
+    });
+    const retentionInput: { tables: RetentionRequest[] } = {
+      tables: tables.map((t) => ({ table: { location: t.location }, ...(t.retention !== undefined ? { retention: t.retention } : {}) })),
+    };
+    this.retentionSchedule = new scheduler.Schedule(this, 'RetentionSchedule', {
+      description: 'packice: snapshot expiry and orphan removal of every table',
+      schedule: props.retentionSchedule ?? scheduler.ScheduleExpression.expression(MAINTENANCE_DEFAULTS.retentionSchedule),
+      target: new schedulerTargets.StepFunctionsStartExecution(this.retentionStateMachine, {
+        input: scheduler.ScheduleTargetInput.fromObject(retentionInput),
+        deadLetterQueue: this.deadLetterQueue,
+        retryAttempts: 3,
+      }),
+    });
+
+    const alarm = (name: string, description: string, metric: cloudwatch.IMetric): cloudwatch.Alarm => {
+      const a = new cloudwatch.Alarm(this, name, {
+        alarmDescription: description,
+        metric,
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+      if (props.alarmTopic) a.addAlarmAction(new cloudwatchActions.SnsAction(props.alarmTopic));
+      return a;
+    };
+    const every5Minutes = { period: Duration.minutes(5), statistic: cloudwatch.Stats.SUM };
+    this.executionsFailedAlarm = alarm(
+      'ExecutionsFailedAlarm',
+      'A packice compaction execution failed (a failed group alone does not fail it: see the aborted-groups alarm).',
+      this.stateMachine.metricFailed(every5Minutes),
+    );
+    this.executionsTimedOutAlarm = alarm('ExecutionsTimedOutAlarm', 'A packice compaction execution timed out.', this.stateMachine.metricTimedOut(every5Minutes));
+    this.executionsThrottledAlarm = alarm(
+      'ExecutionsThrottledAlarm',
+      'Step Functions throttled a packice compaction execution.',
+      this.stateMachine.metricThrottled(every5Minutes),
+    );
+    this.abortedGroupsAlarm = alarm(
+      'AbortedGroupsAlarm',
+      `A packice compaction run aborted groups (failed rewrites or conflicts it could not rebase): see its report under ${WORK_PREFIX}/${REPORTS_FOLDER}/.`,
+      new cloudwatch.Metric({
+        namespace: REPORT_METRICS.namespace,
+        metricName: REPORT_METRICS.groupsAborted,
+        dimensionsMap: { service: REPORT_METRICS.service },
+        ...every5Minutes,
+      }),
+    );
+    this.retentionFailedAlarm = alarm('RetentionFailedAlarm', 'A packice expiry and orphan-removal execution failed.', this.retentionStateMachine.metricFailed(every5Minutes));
+    this.deadLettersAlarm = alarm(
+      'DeadLettersAlarm',
+      'A packice trigger event or schedule could not be handled: it is in the dead-letter queue.',
+      this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: cloudwatch.Stats.MAXIMUM }),
+    );
+
+    new CfnOutput(this, 'CompactionStateMachineName', { description: 'packice compaction state machine', value: this.stateMachine.stateMachineName });
+    new CfnOutput(this, 'RetentionStateMachineName', { description: 'packice expiry and orphan-removal state machine', value: this.retentionStateMachine.stateMachineName });
+    new CfnOutput(this, 'ReportLocation', { description: 'packice run reports, one JSON per compaction run', value: this.reportLocation });
+  }
+
+  /** S3 "Object Created" for `<table>/metadata/*.metadata.json` of every configured table. */
+  private notificationRule(): events.Rule {
+    const rule = new events.Rule(this, 'MetadataCreatedRule', {
+      description: 'packice: a new Iceberg metadata file under a maintained table → compaction check',
+      eventPattern: {
+        source: ['aws.s3'],
+        detailType: ['Object Created'],
+        detail: {
+          bucket: { name: [...new Set(this.tableScopes.map((t) => t.bucket))] },
+          object: { key: this.tableScopes.flatMap((t) => events.Match.wildcard(`${t.prefix === '' ? '' : `${t.prefix}/`}metadata/*.metadata.json`)) },
+        },
+      },
+    });
+    rule.addTarget(
+      new eventsTargets.LambdaFunction(this.triggerFunction, { deadLetterQueue: this.deadLetterQueue, retryAttempts: 4, maxEventAge: Duration.hours(6) }),
+    );
+    return rule;
+  }
+
+  /**
+   * Least privilege, written out rather than through `grantRead` & co. (which add `s3:List*` on
+   * the whole bucket): object actions on the table prefixes only, `s3:ListBucket` limited to them
+   * by an `s3:prefix` condition. Plan and trigger read tables; rewrite, commit and expire also
+   * write and delete; orphans reads and deletes. Plan writes stored plans; commit reads them and
+   * the Distributed Map's results, and writes reports.
+   */
+  private grantAccess(keys: readonly kms.IKey[]): void {
+    const byBucket = new Map<string, string[]>();
+    for (const { bucket, prefix } of this.tableScopes) byBucket.set(bucket, [...(byBucket.get(bucket) ?? []), prefix]);
+    const read = ['s3:GetObject'];
+    const write = ['s3:GetObject', 's3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload'];
+    const remove = ['s3:GetObject', 's3:DeleteObject'];
+    const access: [lambda.Function, string[]][] = [
+      [this.planFunction, read],
+      [this.triggerFunction, read],
+      [this.rewriteFunction, write],
+      [this.commitFunction, write],
+      [this.expireFunction, write],
+      [this.orphansFunction, remove],
+    ];
+    for (const [bucket, prefixes] of byBucket) {
+      const objects = prefixes.map((p) => objectArn(bucket, p === '' ? '*' : `${p}/*`));
+      const list = listStatement(bucketArn(bucket), prefixes);
+      for (const [f, actions] of access) {
+        f.addToRolePolicy(list);
+        f.addToRolePolicy(new iam.PolicyStatement({ actions, resources: objects }));
+      }
+    }
+    for (const key of keys) {
+      for (const [f, actions] of access) {
+        if (actions === read) key.grantDecrypt(f);
+        else key.grantEncryptDecrypt(f);
+      }
+    }
+    const work = this.workBucket;
+    const plans = work.arnForObjects(`${WORK_PREFIX}/${PLANS_FOLDER}/*`);
+    this.planFunction.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:PutObject', 's3:AbortMultipartUpload'], resources: [plans] }));
+    this.commitFunction.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [plans, work.arnForObjects(`${WORK_PREFIX}/${MAP_RESULTS_FOLDER}/*`)] }),
+    );
+    this.commitFunction.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['s3:PutObject', 's3:AbortMultipartUpload'], resources: [work.arnForObjects(`${WORK_PREFIX}/${REPORTS_FOLDER}/*`)] }),
+    );
+    if (work.encryptionKey) {
+      work.encryptionKey.grantEncryptDecrypt(this.planFunction);
+      work.encryptionKey.grantEncryptDecrypt(this.commitFunction);
+    }
+  }
+
+  private compactionDefinition(maxConcurrency: number): sfn.IChainable {
+    const plan = new tasks.LambdaInvoke(this, 'Plan', {
+      lambdaFunction: this.planFunction,
+      resultSelector: { 'plan.$': '$.Payload' },
+    });
+    plan.addRetry(THROTTLING_RETRY);
+    plan.addRetry(IO_RETRY);
+
+    // A RewriteRequest: the plan's header and the item's group, never the whole plan.
+    const itemSelector = {
+      ...Object.fromEntries(PLAN_HEADER_FIELDS.map((f) => [`${f}.$`, `$.plan.${f}`])),
+      'group.$': '$$.Map.Item.Value',
+    };
+
+    const rewriteGroups = new sfn.Map(this, 'Rewrite groups', {
+      itemsPath: '$.plan.groups',
+      itemSelector,
+      maxConcurrency,
+      resultPath: '$.results',
+    });
+    rewriteGroups.itemProcessor(this.rewriteAndCatch(''));
+
+    // A plan too large for the state: its groups are read from the work bucket, one child
+    // execution each, and the results written back there for the commit to read.
+    // ResultWriterV2 is behind a feature flag: set it for this state alone rather than ask it of the user's app.
+    const storedMapScope = new Construct(this, 'StoredPlanMap');
+    storedMapScope.node.setContext(cxapi.STEPFUNCTIONS_USE_DISTRIBUTED_MAP_RESULT_WRITER_V2, true);
+    const rewriteStoredGroups = new sfn.DistributedMap(storedMapScope, 'Rewrite stored groups', {
+      itemReader: new sfn.S3JsonItemReader({ bucket: this.workBucket, key: sfn.JsonPath.stringAt('$.plan.groupsFile.key') }),
+      itemSelector,
+      maxConcurrency,
+      resultWriterV2: new sfn.ResultWriterV2({ bucket: this.workBucket, prefix: `${WORK_PREFIX}/${MAP_RESULTS_FOLDER}` }),
+      // Failed groups are caught inside their child; a child that fails anyway is reported by the commit.
+      toleratedFailurePercentage: 100,
+      mapExecutionType: sfn.StateMachineType.STANDARD,
+      resultPath: '$.results',
+    });
+    rewriteStoredGroups.itemProcessor(this.rewriteAndCatch(' (stored plan)'), {
+      mode: sfn.ProcessorMode.DISTRIBUTED,
+      executionType: sfn.ProcessorType.STANDARD,
+    });
+    // aws-cdk-lib validation requires executionType above, then warns that mapExecutionType wins: they agree.
+    Annotations.of(rewriteStoredGroups).acknowledgeWarning('@aws-cdk/aws-stepfunctions:propertyIgnored', 'both say STANDARD');
+
+    // The commit's answer joins the state (the Report reads the plan and results again).
+    const commit = new tasks.LambdaInvoke(this, 'Commit', {
+      lambdaFunction: this.commitFunction,
+      resultSelector: { 'result.$': '$.Payload' },
+      resultPath: '$.commit',
+    });
+    // Commits are idempotent (lib/compaction/commit.ts recognises groups already committed).
+    commit.addRetry({
+      errors: [...COMMIT_RETRY_ERRORS],
+      interval: Duration.seconds(5),
+      backoffRate: 2,
+      maxAttempts: 4,
+      jitterStrategy: sfn.JitterType.FULL,
+    });
+    commit.addRetry(THROTTLING_RETRY);
+
+    // The commit function writes the report: it can read the plan, the results and the work bucket.
+    const report = new tasks.LambdaInvoke(this, 'Report', {
+      lambdaFunction: this.commitFunction,
+      payload: sfn.TaskInput.fromObject({
+        'plan.$': '$.plan',
+        'results.$': '$.results',
+        'commit.$': '$.commit.result',
+        execution: { 'name.$': '$$.Execution.Name', 'startTime.$': '$$.Execution.StartTime' },
+      }),
+      outputPath: '$.Payload',
+    });
+    report.addRetry(THROTTLING_RETRY);
+    report.addRetry(IO_RETRY);
+    commit.next(report);
+    report.next(new sfn.Succeed(this, 'Compacted'));
+
+    const anyGroups = new sfn.Choice(this, 'Any groups?')
+      .when(sfn.Condition.isPresent('$.plan.groupsFile'), rewriteStoredGroups.next(commit))
+      .when(sfn.Condition.isPresent('$.plan.groups[0]'), rewriteGroups.next(commit))
+      // No group, but delete files no live data file needs: the commit drops them on their own.
+      .when(
+        sfn.Condition.isPresent('$.plan.danglingDeletes'),
+        new sfn.Pass(this, 'Drop dangling deletes', { result: sfn.Result.fromArray([]), resultPath: '$.results' }).next(commit),
+      )
+      .otherwise(new sfn.Succeed(this, 'Nothing to compact'));
+    return plan.next(anyGroups);
+  }
+
+  /** One group's rewrite; any failure becomes `{groupId, error}`, which the commit reports. */
+  private rewriteAndCatch(suffix: string): sfn.IChainable {
+    const rewrite = new tasks.LambdaInvoke(this, `Rewrite${suffix}`, {
+      lambdaFunction: this.rewriteFunction,
+      outputPath: '$.Payload',
+    });
+    rewrite.addRetry(IO_RETRY);
+    rewrite.addRetry(THROTTLING_RETRY);
+    // Only `{groupId, error}`: keeping the input would copy the group's file list into the results.
+    const groupFailed = new sfn.Pass(this, `Group failed${suffix}`, {
+      parameters: { 'groupId.$': '$.group.id', 'error.$': '$.error' },
+    });
+    rewrite.addCatch(groupFailed, { errors: [sfn.Errors.ALL], resultPath: '$.error' });
+    return rewrite;
+  }
+
+  /** `{ tables: RetentionRequest[] }` → per table, Expire then Orphans (whose delay keeps in-flight writes safe). */
+  private retentionDefinition(concurrency: number): sfn.IChainable {
+    const step = (id: string, f: lambda.Function): tasks.LambdaInvoke => {
+      const task = new tasks.LambdaInvoke(this, id, { lambdaFunction: f, resultSelector: { 'result.$': '$.Payload' }, resultPath: `$.${id.toLowerCase()}` });
+      task.addRetry(IO_RETRY);
+      task.addRetry(THROTTLING_RETRY);
+      // Expiry commits through the catalog: a concurrent commit is retried (it re-decides from fresh metadata).
+      task.addRetry({ errors: [CommitConflictError.name], interval: Duration.seconds(10), backoffRate: 2, maxAttempts: 3, jitterStrategy: sfn.JitterType.FULL });
+      return task;
+    };
+    const perTable = new sfn.Map(this, 'Each table', { itemsPath: '$.tables', maxConcurrency: concurrency, resultPath: sfn.JsonPath.DISCARD });
+    perTable.itemProcessor(step('Expire', this.expireFunction).next(step('Orphans', this.orphansFunction)));
+    return perTable.next(new sfn.Succeed(this, 'Retained'));
+  }
+}
+
+/**
+ * A function of the package. The compiled construct (`dist/cdk`, what the package exports)
+ * deploys the prebuilt bundle beside it in `dist/bundles/<step>` (`npm run build`, run before
+ * packing), so a user's app needs neither esbuild nor this repository's layout; the TypeScript
+ * construct (this repository's app and tests) bundles the handler's source with esbuild.
+ */
+function maintenanceFunction(scope: Construct, id: string, step: Step, options: lambda.FunctionOptions & { runtime: lambda.Runtime }): lambda.Function {
+  const source = join(PACKAGE_ROOT, 'functions', `${step}.ts`);
+  if (!FROM_DIST) {
+    return new NodejsFunction(scope, id, {
+      ...options,
+      entry: source,
+      handler: 'handler',
+      projectRoot: PACKAGE_ROOT,
+      depsLockFilePath: join(PACKAGE_ROOT, 'package-lock.json'),
+      bundling: bundlingOptions(WASM_STEPS.includes(step) ? WASM_FILES : []),
+    });
+  }
+  const bundle = join(PACKAGE_ROOT, 'dist', 'bundles', step);
+  if (!existsSync(join(bundle, 'index.js'))) {
+    throw new Error(`IcebergMaintenance: the prebuilt bundle ${bundle}/index.js is missing (run \`npm run build\` in the package)`);
+  }
+  return new lambda.Function(scope, id, { ...options, code: lambda.Code.fromAsset(bundle), handler: 'index.handler' });
+}
+
+/** The esbuild options of every bundle: the construct's and `npm run build`'s prebuilt ones. */
+export const ESBUILD_OPTIONS = {
+  format: 'cjs',
+  platform: 'node',
+  // Node 20 syntax runs on the nodejs22.x runtime, and in the tests on Node 20.
+  target: 'node20',
+  minify: true,
+  // Step Functions Retry/Catch match Lambda's errorType, the error's class name.
+  keepNames: true,
+  sourcemap: true,
+  sourcesContent: false,
+} as const;
+
+/** esbuild, locally (never Docker), CommonJS with the `.wasm` files it reads copied beside `index.js`. */
+function bundlingOptions(wasmFiles: typeof WASM_FILES): BundlingOptions {
+  const wasm = wasmFiles.map((w) => ({ from: relative(PACKAGE_ROOT, requireHere.resolve(w.module)), to: w.fileName }));
+  return {
+    format: OutputFormat.CJS,
+    target: ESBUILD_OPTIONS.target,
+    minify: ESBUILD_OPTIONS.minify,
+    keepNames: ESBUILD_OPTIONS.keepNames,
+    sourceMap: ESBUILD_OPTIONS.sourcemap,
+    sourcesContent: ESBUILD_OPTIONS.sourcesContent,
+    // Bundle the AWS SDK too: the version we test with, not the runtime's.
+    externalModules: [],
+    forceDockerBundling: false,
+    commandHooks: {
+      beforeBundling: () => [],
+      beforeInstall: () => [],
+      afterBundling: (inputDir: string, outputDir: string) =>
+        wasm.map((w) => `cp ${shellQuote(join(inputDir, w.from))} ${shellQuote(join(outputDir, w.to))}`),
+    },
+  };
+}
+
+function bucketArn(bucket: string): string {
+  return `arn:${Aws.PARTITION}:s3:::${bucket}`;
+}
+
+function objectArn(bucket: string, keys: string): string {
+  return `${bucketArn(bucket)}/${keys}`;
+}
+
+/** `s3:ListBucket` on the bucket, for keys under the table prefixes only (the whole bucket when a table is at its root). */
+function listStatement(bucket: string, prefixes: readonly string[]): iam.PolicyStatement {
+  const whole = prefixes.includes('');
+  return new iam.PolicyStatement({
+    actions: ['s3:ListBucket'],
+    resources: [bucket],
+    ...(whole ? {} : { conditions: { StringLike: { 's3:prefix': prefixes.flatMap((p) => [p, `${p}/*`]) } } }),
+  });
+}
+
+function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+function dedupe(scopes: readonly TableLocationScope[]): TableLocationScope[] {
+  const seen = new Map<string, TableLocationScope>();
+  for (const s of scopes) seen.set(`${s.bucket}/${s.prefix}`, s);
+  return [...seen.values()];
+}

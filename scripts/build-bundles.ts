@@ -1,0 +1,24 @@
+/**
+ * `npm run build`'s second half: the six Lambda bundles the compiled construct (dist/cdk) deploys,
+ * built once here with the same esbuild options as the construct's own bundling, each with its
+ * `.wasm` files beside it, into dist/bundles/<step>/. A user's CDK app then needs neither esbuild
+ * nor this repository's layout.
+ */
+import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { buildSync } from 'esbuild';
+import { ESBUILD_OPTIONS, STEPS, WASM_FILES, WASM_STEPS } from '../cdk/iceberg-maintenance.js';
+
+const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const require = createRequire(import.meta.url);
+const out = join(REPO_ROOT, 'dist', 'bundles');
+rmSync(out, { recursive: true, force: true });
+for (const step of STEPS) {
+  const dir = join(out, step);
+  mkdirSync(dir, { recursive: true });
+  buildSync({ ...ESBUILD_OPTIONS, entryPoints: [join(REPO_ROOT, 'functions', `${step}.ts`)], bundle: true, outfile: join(dir, 'index.js'), logLevel: 'warning' });
+  if (WASM_STEPS.includes(step)) for (const w of WASM_FILES) copyFileSync(require.resolve(w.module), join(dir, w.fileName));
+  console.log(`dist/bundles/${step}`);
+}
