@@ -42,7 +42,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  deployment?.dispose();
+  await deployment?.dispose();
   await interposer?.stop();
 });
 
