@@ -42,7 +42,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  deployment?.dispose();
+  await deployment?.dispose();
   await interposer?.stop();
 });
 
@@ -106,6 +106,11 @@ describe('the synthesized compaction state machine, run locally', () => {
     expect(statesEntered(execution).filter((s) => !s.startsWith('Rewrite'))).toEqual(['Plan', 'Any groups?', 'Commit', 'Compacted']);
     expect(statesEntered(execution).filter((s) => s === 'Rewrite')).toHaveLength(2);
     expect(execution.invocations.map((i) => i.state).sort()).toEqual(['Commit', 'Plan', 'Rewrite', 'Rewrite']);
+    // Each rewrite gets the plan's header and its one group, never the whole plan.
+    for (const rewrite of invocationsOf(execution, 'Rewrite')) {
+      expect(rewrite.payload).toMatchObject({ table: { location }, group: { id: expect.any(String) } });
+      expect(rewrite.payload).not.toHaveProperty('groups');
+    }
     expect(after.files).toEqual({ data: 2, deletes: 0 });
     expect(after.rows).toEqual(before);
   });

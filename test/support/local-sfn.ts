@@ -1,8 +1,8 @@
 /**
  * The state machines a CDK stack synthesizes, run locally in aws-local-stepfunctions against
  * moto S3, every Lambda task bound to the function's real code: the esbuild bundle CDK staged
- * in the cloud assembly, imported in this process, called with the environment the template
- * gives the function. What is local, and how:
+ * in the cloud assembly, called with the environment the template gives the function. What is
+ * local, and how:
  * - The template's intrinsics are resolved to names and ARNs in one made-up account
  *   (cfn-template.ts); each bucket of the stack is a fresh bucket on moto.
  * - `arn:aws:states:::lambda:invoke` tasks (and plain Lambda ARNs) are bound by the function
@@ -15,12 +15,12 @@
  * - Step Functions' 256 KiB limit on a state's input and output, which the engine does not
  *   enforce, is checked on every task payload and every state's input and output
  *   (`States.DataLimitExceeded`).
- * - The functions share this process: their environments are merged into `process.env`
- *   (a variable two functions set differently fails the setup) and restored by `dispose()`.
+ * - Each function runs in a worker thread of its own (its "container"), with the variables the
+ *   Lambda runtime sets, the template's, and AWS_ENDPOINT_URL_S3 pointing at moto.
  */
 import { randomUUID } from 'node:crypto';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { Stack, Stage, type CfnElement } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
 import { ExecutionError, StateMachine, type RunOptions } from 'aws-local-stepfunctions';
@@ -76,24 +76,52 @@ function dataLimitExceeded(what: string, bytes: number): StatesError {
 }
 
 const sizeOf = (value: unknown): number => Buffer.byteLength(JSON.stringify(value ?? null), 'utf8');
-const hop = <T>(value: T): T => JSON.parse(JSON.stringify(value ?? null)) as T;
 
-type Handler = (event: Json, context: LambdaContext) => Promise<Json>;
+/**
+ * The function's "container": a worker thread with the function's own environment (what the
+ * Lambda runtime sets, then the template's variables), which imports the bundle at the first
+ * call and serves calls until the deployment is disposed. Errors come back as Lambda reports
+ * them: name (errorType), message and stack.
+ */
+const CONTAINER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { createRequire } = require('node:module');
+if (workerData.sourceMaps) process.setSourceMapsEnabled(true);
+let handler;
+parentPort.on('message', async ({ id, event, context }) => {
+  try {
+    handler ??= createRequire(workerData.file)(workerData.file)[workerData.exportName];
+    if (typeof handler !== 'function') throw new Error(workerData.file + ' exports no function ' + workerData.exportName);
+    const ctx = { ...context, getRemainingTimeInMillis: () => Math.max(0, context.deadline - Date.now()) };
+    const result = await handler(JSON.parse(event), ctx);
+    parentPort.postMessage({ id, result: JSON.stringify(result === undefined ? null : result) });
+  } catch (e) {
+    const error = e instanceof Error ? e : new Error(String(e));
+    parentPort.postMessage({ id, error: { name: error.name, message: error.message, stack: error.stack ?? '' } });
+  }
+});
+`;
 
-interface LambdaContext {
-  readonly functionName: string;
-  readonly functionVersion: string;
-  readonly invokedFunctionArn: string;
-  readonly memoryLimitInMB: string;
-  readonly awsRequestId: string;
-  readonly logGroupName: string;
-  readonly logStreamName: string;
-  getRemainingTimeInMillis(): number;
+interface ContainerReply {
+  readonly id: number;
+  readonly result?: string;
+  readonly error?: { readonly name: string; readonly message: string; readonly stack: string };
+}
+
+/** An error the function threw, as its container reports it. */
+class FunctionError extends Error {
+  constructor(reply: NonNullable<ContainerReply['error']>) {
+    super(reply.message);
+    this.name = reply.name;
+    this.stack = reply.stack;
+  }
 }
 
 /** One Lambda function of the stack: its bundle in the cloud assembly and its configuration. */
 export class LocalFunction {
-  private handler?: Handler;
+  private container?: Worker;
+  private readonly pending = new Map<number, (reply: ContainerReply) => void>();
+  private calls = 0;
 
   constructor(
     readonly logicalId: string,
@@ -103,15 +131,18 @@ export class LocalFunction {
     readonly assetDir: string,
     /** `index.handler`: file `index.js`, export `handler`. */
     readonly handlerSpec: string,
+    /** The template's variables, resolved. */
     readonly environment: Readonly<Record<string, string>>,
     readonly timeoutSeconds: number,
     readonly memoryMb: number,
+    /** What the function reaches for S3 (AWS_ENDPOINT_URL_S3): moto, or the hop before it. */
+    private readonly s3Endpoint: string,
   ) {}
 
   async invoke(payload: Json): Promise<Json> {
-    const handler = this.load();
-    const deadline = Date.now() + this.timeoutSeconds * 1000;
-    const context: LambdaContext = {
+    const container = this.start();
+    const id = ++this.calls;
+    const context = {
       functionName: this.name,
       functionVersion: '$LATEST',
       invokedFunctionArn: this.arn,
@@ -119,19 +150,59 @@ export class LocalFunction {
       awsRequestId: randomUUID(),
       logGroupName: `/aws/lambda/${this.name}`,
       logStreamName: 'local',
-      getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+      deadline: Date.now() + this.timeoutSeconds * 1000,
     };
-    return hop(await handler(hop(payload), context));
+    const reply = await new Promise<ContainerReply>((resolve) => {
+      this.pending.set(id, resolve);
+      container.postMessage({ id, event: JSON.stringify(payload ?? null), context });
+    });
+    if (reply.error) throw new FunctionError(reply.error);
+    return JSON.parse(reply.result ?? 'null') as Json;
   }
 
-  private load(): Handler {
-    if (this.handler) return this.handler;
+  async stop(): Promise<void> {
+    await this.container?.terminate();
+    this.container = undefined;
+  }
+
+  private start(): Worker {
+    if (this.container) return this.container;
     const dot = this.handlerSpec.lastIndexOf('.');
-    const file = join(this.assetDir, `${this.handlerSpec.slice(0, dot)}.js`);
-    const loaded = createRequire(file)(file) as Record<string, unknown>;
-    const handler = loaded[this.handlerSpec.slice(dot + 1)];
-    if (typeof handler !== 'function') throw new Error(`${file} exports no function ${this.handlerSpec.slice(dot + 1)}`);
-    return (this.handler = handler as Handler);
+    const { NODE_OPTIONS: nodeOptions = '', ...variables } = this.environment;
+    const container = new Worker(CONTAINER, {
+      eval: true,
+      workerData: {
+        file: join(this.assetDir, `${this.handlerSpec.slice(0, dot)}.js`),
+        exportName: this.handlerSpec.slice(dot + 1),
+        // The one NODE_OPTIONS flag the construct sets; a worker takes it as a call.
+        sourceMaps: nodeOptions.includes('--enable-source-maps'),
+      },
+      env: {
+        ...process.env,
+        AWS_LAMBDA_FUNCTION_NAME: this.name,
+        AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
+        AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(this.memoryMb),
+        AWS_LAMBDA_LOG_GROUP_NAME: `/aws/lambda/${this.name}`,
+        AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
+        LAMBDA_TASK_ROOT: this.assetDir,
+        AWS_REGION: LOCAL_REGION,
+        AWS_DEFAULT_REGION: LOCAL_REGION,
+        ...variables,
+        AWS_ENDPOINT_URL_S3: this.s3Endpoint,
+      },
+    });
+    container.on('message', (reply: ContainerReply) => {
+      this.pending.get(reply.id)?.(reply);
+      this.pending.delete(reply.id);
+    });
+    container.on('error', (e) => {
+      // The container died: the calls in flight fail as Lambda's would.
+      for (const [id, resolve] of this.pending) resolve({ id, error: { name: 'Runtime.ExitError', message: String(e), stack: '' } });
+      this.pending.clear();
+      this.container = undefined;
+    });
+    container.unref();
+    return (this.container = container);
   }
 }
 
@@ -329,14 +400,13 @@ async function collect(logs: AsyncIterable<StateEvent>, into: StateEvent[]): Pro
 }
 
 export interface LocalDeploymentOptions {
-  /** The S3 endpoint the functions reach (AWS_ENDPOINT_URL_S3): moto, or a proxy in front of it. */
+  /** The S3 endpoint the functions reach (AWS_ENDPOINT_URL_S3): moto, or the hop before it. */
   readonly functionS3Endpoint: string;
 }
 
 /** A stack "deployed" into this process: its buckets on moto, its functions loaded from the cloud assembly. */
 export class LocalDeployment {
   private readonly functions = new Map<string, LocalFunction>();
-  private readonly savedEnv: Record<string, string | undefined> = {};
 
   private constructor(
     readonly stack: Stack,
@@ -345,7 +415,6 @@ export class LocalDeployment {
     assemblyDir: string,
     options: LocalDeploymentOptions,
   ) {
-    const env: Record<string, string> = { AWS_ENDPOINT_URL_S3: options.functionS3Endpoint };
     for (const [id, resource] of Object.entries(template.Resources)) {
       if (resource.Type !== 'AWS::Lambda::Function') continue;
       const props = resource.Properties ?? {};
@@ -355,32 +424,19 @@ export class LocalDeployment {
       const variables = Object.fromEntries(
         Object.entries(((props.Environment as JsonObject | undefined)?.Variables ?? {}) as JsonObject).map(([k, v]) => [k, resolver.resolveString(v)]),
       );
-      const name = resolver.ref(id);
       const fn = new LocalFunction(
         id,
-        name,
+        resolver.ref(id),
         resolver.getAtt(id, 'Arn'),
         join(assemblyDir, `asset.${code.S3Key.replace(/\.zip$/, '')}`),
         String(props.Handler ?? 'index.handler'),
         variables,
         Number(props.Timeout ?? 3),
         Number(props.MemorySize ?? 128),
+        options.functionS3Endpoint,
       );
       this.functions.set(fn.arn, fn);
       this.functions.set(fn.name, fn);
-      for (const [k, v] of Object.entries(variables)) {
-        // The runtime reads NODE_OPTIONS at start; in this process, its one flag the bundles need is source maps.
-        if (k === 'NODE_OPTIONS') {
-          if (v.includes('--enable-source-maps')) process.setSourceMapsEnabled(true);
-          continue;
-        }
-        if (k in env && env[k] !== v) throw new Error(`functions set ${k} differently (${env[k]} and ${v}): they cannot share this process`);
-        env[k] = v;
-      }
-    }
-    for (const [k, v] of Object.entries(env)) {
-      this.savedEnv[k] = process.env[k];
-      process.env[k] = v;
     }
   }
 
@@ -427,11 +483,8 @@ export class LocalDeployment {
     return new LocalStateMachine(this, id, this.resolver.getAtt(id, 'Name'), this.resolver.ref(id), JSON.parse(text) as JsonObject);
   }
 
-  /** Restores the environment the functions' variables replaced. */
-  dispose(): void {
-    for (const [k, v] of Object.entries(this.savedEnv)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
+  /** Stops the functions' containers. */
+  async dispose(): Promise<void> {
+    await Promise.all([...new Set(this.functions.values())].map((fn) => fn.stop()));
   }
 }
