@@ -41,16 +41,22 @@ function batch(commit: number, rows: number): Row[] {
   return out;
 }
 
+export interface DemoTableOptions {
+  /** Commits to make (default 240: eight hours of two-minute commits). */
+  readonly commits?: number;
+  readonly rowsPerCommit?: number;
+  readonly onCommit?: (done: number) => void;
+}
+
 /**
- * Builds a table the way a streaming job does: many two-minute commits of a few hundred rows
- * across partitions, now and then a delete; then shows what it looks like.
+ * Builds the demo's table the way a streaming job does, in an absent or empty folder: many
+ * two-minute commits of a few hundred rows across partitions, every tenth followed by a
+ * late correction that deletes a few rows. Returns how many rows the corrections deleted.
  */
-export async function runDemo(folder: string, options: DemoOptions): Promise<void> {
-  const location = resolve(folder);
+export async function buildDemoTable(location: string, options: DemoTableOptions = {}): Promise<{ deleted: number }> {
   const commits = options.commits ?? 240;
   const rowsPerCommit = options.rowsPerCommit ?? 300;
   const io = new LocalFileIO();
-  await prepareDemoFolder(location);
   let table = await createNewTable(io, location, {
     formatVersion: 2,
     schema: {
@@ -74,15 +80,6 @@ export async function runDemo(folder: string, options: DemoOptions): Promise<voi
       'write.metadata.previous-versions-max': '10',
     },
   });
-  const log = (s: string): void => {
-    if (!options.json) options.out(s);
-  };
-  log(`building a streaming demo table in ${location}: ${commits} commits of ${rowsPerCommit} rows, two minutes apart\n`);
-  const bar = options.json || !process.stderr.isTTY
-    ? undefined
-    : new cliProgress.SingleBar({ format: '  commits {bar} {value}/{total} {eta_formatted} left', stream: process.stderr }, cliProgress.Presets.shades_classic);
-  bar?.start(commits, 0);
-  const started = Date.now();
   let deleted = 0;
   for (let c = 0; c < commits; c++) {
     table = await appendRows(table, batch(c, rowsPerCommit));
@@ -101,12 +98,32 @@ export async function runDemo(folder: string, options: DemoOptions): Promise<voi
       table = r.table;
       deleted += r.deleted;
     }
-    bar?.update(c + 1);
+    options.onCommit?.(c + 1);
   }
+  return { deleted };
+}
+
+/** Builds the demo table (see buildDemoTable), then shows what it looks like and compacts it. */
+export async function runDemo(folder: string, options: DemoOptions): Promise<void> {
+  const location = resolve(folder);
+  const commits = options.commits ?? 240;
+  const rowsPerCommit = options.rowsPerCommit ?? 300;
+  const io = new LocalFileIO();
+  await prepareDemoFolder(location);
+  const log = (s: string): void => {
+    if (!options.json) options.out(s);
+  };
+  log(`building a streaming demo table in ${location}: ${commits} commits of ${rowsPerCommit} rows, two minutes apart\n`);
+  const bar = options.json || !process.stderr.isTTY
+    ? undefined
+    : new cliProgress.SingleBar({ format: '  commits {bar} {value}/{total} {eta_formatted} left', stream: process.stderr }, cliProgress.Presets.shades_classic);
+  bar?.start(commits, 0);
+  const started = Date.now();
+  const { deleted } = await buildDemoTable(location, { commits, rowsPerCommit, onCommit: (n) => bar?.update(n) });
   bar?.stop();
   log(`  ${commits} commits and ${Math.floor(commits / 10)} deletes (${deleted} rows) in ${formatDuration(Date.now() - started)}\n\n`);
 
-  table = await loadTable(location, { io });
+  let table = await loadTable(location, { io });
   const before = await tableInfo(io, table.metadata);
   const scanBefore = await timeFullScan(location);
   const health = await tableHealth(io, table.metadata);
