@@ -1,5 +1,4 @@
 import { resolve } from 'node:path';
-import cliProgress from 'cli-progress';
 import { loadTable } from '../catalog/table.js';
 import { LocalFileIO } from '../io/local.js';
 import { fromBytes } from '../iceberg/bounds.js';
@@ -12,6 +11,7 @@ import { tableHealth } from '../compaction/health.js';
 import { runCompaction } from '../pipeline/local-runner.js';
 import { formatBytes, formatDuration, formatHealth, formatInfo, formatRunReport } from './format.js';
 import { prepareDemoFolder } from './demo-folder.js';
+import { progressBar } from './progress.js';
 
 export interface DemoOptions {
   readonly json: boolean;
@@ -43,14 +43,14 @@ function batch(commit: number, rows: number): Row[] {
 
 /**
  * Builds a table the way a streaming job does: many two-minute commits of a few hundred rows
- * across partitions, now and then a delete; then shows what it looks like.
+ * across partitions, now and then a delete of late events. Returns the rows deleted.
  */
-export async function runDemo(folder: string, options: DemoOptions): Promise<void> {
-  const location = resolve(folder);
-  const commits = options.commits ?? 240;
-  const rowsPerCommit = options.rowsPerCommit ?? 300;
+export async function buildStreamingTable(
+  location: string,
+  options: { readonly commits: number; readonly rowsPerCommit: number; readonly onCommit?: (done: number) => void },
+): Promise<number> {
+  const { commits, rowsPerCommit } = options;
   const io = new LocalFileIO();
-  await prepareDemoFolder(location);
   let table = await createNewTable(io, location, {
     formatVersion: 2,
     schema: {
@@ -69,15 +69,6 @@ export async function runDemo(folder: string, options: DemoOptions): Promise<voi
     ],
     properties: { 'write.target-file-size-bytes': String(128 * 1024 * 1024) },
   });
-  const log = (s: string): void => {
-    if (!options.json) options.out(s);
-  };
-  log(`building a streaming demo table in ${location}: ${commits} commits of ${rowsPerCommit} rows, two minutes apart\n`);
-  const bar = options.json || !process.stderr.isTTY
-    ? undefined
-    : new cliProgress.SingleBar({ format: '  commits {bar} {value}/{total} {eta_formatted} left', stream: process.stderr }, cliProgress.Presets.shades_classic);
-  bar?.start(commits, 0);
-  const started = Date.now();
   let deleted = 0;
   for (let c = 0; c < commits; c++) {
     table = await appendRows(table, batch(c, rowsPerCommit));
@@ -96,12 +87,28 @@ export async function runDemo(folder: string, options: DemoOptions): Promise<voi
       table = r.table;
       deleted += r.deleted;
     }
-    bar?.update(c + 1);
+    options.onCommit?.(c + 1);
   }
-  bar?.stop();
+  return deleted;
+}
+
+/** Builds the streaming table in a folder of its own, then shows it before and after a compaction. */
+export async function runDemo(folder: string, options: DemoOptions): Promise<void> {
+  const location = resolve(folder);
+  const commits = options.commits ?? 240;
+  const rowsPerCommit = options.rowsPerCommit ?? 300;
+  const io = new LocalFileIO();
+  await prepareDemoFolder(location);
+  const log = (s: string): void => {
+    if (!options.json) options.out(s);
+  };
+  log(`building a streaming demo table in ${location}: ${commits} commits of ${rowsPerCommit} rows, two minutes apart\n`);
+  const progress = progressBar(!options.json);
+  const started = Date.now();
+  const deleted = await buildStreamingTable(location, { commits, rowsPerCommit, onCommit: (n) => progress('commits', n, commits) });
   log(`  ${commits} commits and ${Math.floor(commits / 10)} deletes (${deleted} rows) in ${formatDuration(Date.now() - started)}\n\n`);
 
-  table = await loadTable(location, { io });
+  let table = await loadTable(location, { io });
   const before = await tableInfo(io, table.metadata);
   const scanBefore = await timeFullScan(location);
   const health = await tableHealth(io, table.metadata);
