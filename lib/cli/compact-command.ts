@@ -8,6 +8,7 @@ import { progressBar } from './progress.js';
 export interface CompactCliOptions {
   readonly dryRun?: boolean;
   readonly json?: boolean;
+  readonly verbose?: boolean;
   readonly parallelism?: number;
   readonly commitEvery?: number;
   readonly [flag: string]: unknown;
@@ -20,13 +21,14 @@ export function registerCompactCommand(program: Command, out: (s: string) => voi
     .description('rewrite small and delete-laden files into target-sized ones and commit them')
     .argument('<table>', TABLE_ARGUMENT)
     .option('--dry-run', 'plan only: show what would be rewritten')
-    .option('--json', 'print the run report as JSON')
+    .option('--json', 'print the outcome as JSON: each group, the snapshots committed, the totals')
+    .option('--verbose', 'with --json: the whole run report, with the plan and every file of every group')
     .option('--parallelism <n>', 'worker threads rewriting groups, 0 to rewrite in the main thread (default: cores)', commanderParser(wholeNumber(0, 1024)))
     .option('--commit-every <k>', 'commit every K groups as its own snapshot (partial progress)', commanderParser(wholeNumber(1)));
   addPolicyOptions(cmd);
   cmd.action(async (typed: string, o: CompactCliOptions) => {
     const { runCompaction } = await import('../pipeline/local-runner.js');
-    const { formatRunReport } = await import('./format.js');
+    const { compactSummary, formatRunReport } = await import('./format.js');
     const location = resolveLocation(typed);
     const endpoint = open().s3Endpoint;
     const policy = policyFromOptions(o);
@@ -46,7 +48,8 @@ export function registerCompactCommand(program: Command, out: (s: string) => voi
         },
       },
     );
-    out(o.json ? `${JSON.stringify(report, null, 2)}\n` : formatRunReport(report, o.dryRun === true));
+    const json = o.verbose ? report : compactSummary(report, o.dryRun === true);
+    out(o.json ? `${JSON.stringify(json, null, 2)}\n` : formatRunReport(report, o.dryRun === true));
     if (report.failed.length > 0 || (report.commit?.abortedGroups.length ?? 0) > 0) process.exitCode = 3;
   });
 }

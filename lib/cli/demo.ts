@@ -1,5 +1,4 @@
 import { resolve } from 'node:path';
-import cliProgress from 'cli-progress';
 import { loadTable } from '../catalog/table.js';
 import { LocalFileIO } from '../io/local.js';
 import { fromBytes } from '../iceberg/bounds.js';
@@ -12,6 +11,7 @@ import { tableHealth } from '../compaction/health.js';
 import { runCompaction } from '../pipeline/local-runner.js';
 import { formatBytes, formatDuration, formatHealth, formatInfo, formatRunReport } from './format.js';
 import { prepareDemoFolder } from './demo-folder.js';
+import { progressBar } from './progress.js';
 
 export interface DemoOptions {
   readonly json: boolean;
@@ -114,13 +114,9 @@ export async function runDemo(folder: string, options: DemoOptions): Promise<voi
     if (!options.json) options.out(s);
   };
   log(`building a streaming demo table in ${location}: ${commits} commits of ${rowsPerCommit} rows, two minutes apart\n`);
-  const bar = options.json || !process.stderr.isTTY
-    ? undefined
-    : new cliProgress.SingleBar({ format: '  commits {bar} {value}/{total} {eta_formatted} left', stream: process.stderr }, cliProgress.Presets.shades_classic);
-  bar?.start(commits, 0);
+  const progress = progressBar(!options.json);
   const started = Date.now();
-  const { deleted } = await buildDemoTable(location, { commits, rowsPerCommit, onCommit: (n) => bar?.update(n) });
-  bar?.stop();
+  const { deleted } = await buildDemoTable(location, { commits, rowsPerCommit, onCommit: (n) => progress('commits', n, commits) });
   log(`  ${commits} commits and ${Math.floor(commits / 10)} deletes (${deleted} rows) in ${formatDuration(Date.now() - started)}\n\n`);
 
   let table = await loadTable(location, { io });

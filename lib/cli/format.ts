@@ -183,15 +183,28 @@ export function formatRunReport(r: RunReport, dryRun: boolean): string {
     return `${lines.join('\n')}\n`;
   }
   const s = r.summary;
-  lines.push(`compacted ${r.commit?.committedGroups.length ?? 0} of ${p.groups.length} groups in ${formatDuration(s.durationMs)}`);
-  lines.push(`  files     ${s.filesIn} -> ${s.filesOut}`);
-  lines.push(`  bytes     ${formatBytes(s.bytesRead)} read, ${formatBytes(s.bytesWritten)} written`);
-  lines.push(`  rows      ${s.rowsIn} live rows in, ${s.rowsOut} out (checksums match)`);
-  lines.push(`  write amplification ${s.writeAmplification.toFixed(2)} (bytes written / table bytes)`);
-  if (dangling && r.commit?.snapshotId) lines.push(`  dangling  ${danglingText(dangling)} at the plan, dropped with the groups`);
-  if (r.commit?.snapshotId) lines.push(`  snapshot  ${r.commit.snapshotId} (${r.commit.attempts} attempt${r.commit.attempts === 1 ? '' : 's'})`);
-  if ((r.commit?.deletesRebased ?? 0) > 0) lines.push(`  rebased   ${r.commit!.deletesRebased} concurrent delete file(s) onto the rewritten files`);
-  for (const a of r.commit?.abortedGroups ?? []) lines.push(`  aborted   ${a.groupId}: ${a.reason}`);
+  const c = r.commit;
+  const committed = c?.committedGroups.length ?? 0;
+  lines.push(`compacted ${committed} of ${p.groups.length} groups in ${formatDuration(s.durationMs)}`);
+  // Totals count committed groups only: a group that failed or was aborted proved nothing.
+  if (committed > 0) {
+    lines.push(`  files     ${s.filesIn} -> ${s.filesOut}`);
+    lines.push(`  bytes     ${formatBytes(s.bytesRead)} read, ${formatBytes(s.bytesWritten)} written`);
+    lines.push(`  rows      ${s.rowsIn} live rows in, ${s.rowsOut} out (checksums match)`);
+    lines.push(`  write amplification ${s.writeAmplification.toFixed(2)} (bytes written / table bytes)`);
+  }
+  if (dangling && (c?.committedSnapshotIds.length ?? 0) > 0) lines.push(`  dangling  ${danglingText(dangling)} at the plan, dropped with the groups`);
+  if (c) {
+    const attempts = `${c.attempts} attempt${c.attempts === 1 ? '' : 's'}`;
+    const ids = c.committedSnapshotIds;
+    lines.push(
+      ids.length === 0
+        ? `  commit    nothing committed (${attempts}); the table is at snapshot ${c.snapshotId ?? '(none)'}`
+        : `  commit    ${ids.length} snapshot${ids.length === 1 ? '' : 's'} (${ids.join(', ')}) in ${attempts}`,
+    );
+  }
+  if ((c?.deletesRebased ?? 0) > 0) lines.push(`  rebased   ${c!.deletesRebased} concurrent delete file(s) onto the rewritten files`);
+  for (const a of c?.abortedGroups ?? []) lines.push(`  aborted   ${a.groupId}: ${a.reason}`);
   for (const f of r.failed) lines.push(`  failed    ${f.groupId}: ${f.error}`);
   return `${lines.join('\n')}\n`;
 }
@@ -210,4 +223,58 @@ export function formatDeleteResult(r: DeleteCommandResult): string {
   if (r.dropped > 0) lines.push(`dropped   ${r.dropped} row(s) a compaction had already removed`);
   if (r.alreadyDeleted > 0) lines.push(`skipped   ${r.alreadyDeleted} row(s) deleted meanwhile`);
   return `${lines.join('\n')}\n`;
+}
+
+/** One group in `compact --json`: where, how many files, and what became of it. */
+export interface CompactGroupSummary {
+  readonly id: string;
+  readonly partition: string;
+  readonly files: number;
+  readonly bytes: number;
+  readonly status: 'committed' | 'aborted' | 'failed' | 'not-run';
+  readonly reason?: string;
+}
+
+/**
+ * What `compact --json` prints: what automation needs (the outcome of every group, the
+ * snapshots committed, the totals), not the plan's per-file statistics (`--verbose` or
+ * `plan --json` give those).
+ */
+export function compactSummary(r: RunReport, dryRun: boolean): object {
+  const c = r.commit;
+  const committed = new Set(c?.committedGroups ?? []);
+  const aborted = new Map((c?.abortedGroups ?? []).map((a) => [a.groupId, a.reason]));
+  const failed = new Map(r.failed.map((f) => [f.groupId, f.error]));
+  const groups: CompactGroupSummary[] = r.plan.groups.map((g) => {
+    const reason = aborted.get(g.id) ?? failed.get(g.id);
+    return {
+      id: g.id,
+      partition: g.partitionPath,
+      files: g.inputs.length,
+      bytes: g.estimate.bytesToRead,
+      status: committed.has(g.id) ? 'committed' : aborted.has(g.id) ? 'aborted' : failed.has(g.id) ? 'failed' : 'not-run',
+      ...(reason !== undefined ? { reason } : {}),
+    };
+  });
+  return {
+    table: r.plan.table.location,
+    dryRun,
+    startingSnapshotId: r.plan.startingSnapshotId,
+    policy: r.plan.policy,
+    plan: r.plan.summary,
+    ...(r.plan.danglingDeletes ? { danglingDeletes: r.plan.danglingDeletes } : {}),
+    groups,
+    commit: c && {
+      committedSnapshotIds: c.committedSnapshotIds,
+      tableSnapshotId: c.snapshotId,
+      attempts: c.attempts,
+      committedGroups: c.committedGroups.length,
+      abortedGroups: c.abortedGroups.length,
+      filesRemoved: c.filesRemoved,
+      filesAdded: c.filesAdded,
+      deletesRebased: c.deletesRebased,
+    },
+    failedGroups: r.failed.length,
+    summary: r.summary,
+  };
 }

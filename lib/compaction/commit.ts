@@ -58,6 +58,7 @@ export async function commitCompaction(
   let removed = 0;
   let added = 0;
   let rebased = 0;
+  const snapshots: string[] = [];
   for (let i = 0; i < results.length; i += per) {
     const chunk = results.slice(i, i + per);
     let last: Attempt | undefined;
@@ -77,6 +78,7 @@ export async function commitCompaction(
       committed.push(...last.committed);
       aborted.push(...last.aborted);
       if (r.committed) {
+        snapshots.push(String(r.table.metadata.currentSnapshotId));
         removed += last.removed;
         added += last.added;
         rebased += last.rebased;
@@ -86,6 +88,7 @@ export async function commitCompaction(
   return {
     // The table's snapshot after the commit (also when the work was already committed); none without results.
     snapshotId: results.length === 0 ? null : (current.metadata.currentSnapshotId?.toString() ?? null),
+    committedSnapshotIds: snapshots,
     committedGroups: committed,
     abortedGroups: aborted,
     attempts,
@@ -128,6 +131,7 @@ export async function commitDanglingDeletes(
   );
   return {
     snapshotId: r.committed ? (r.table.metadata.currentSnapshotId?.toString() ?? null) : null,
+    committedSnapshotIds: r.committed ? [String(r.table.metadata.currentSnapshotId)] : [],
     committedGroups: [],
     abortedGroups: [],
     attempts: r.attempts,

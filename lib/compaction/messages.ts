@@ -132,7 +132,10 @@ export interface AbortedGroup {
 
 /** What the compaction commit did: the commit step's answer, the state machine's output. */
 export interface CompactionCommitResult {
+  /** The table's current snapshot after the commit: ours, or a concurrent writer's when nothing of ours committed. */
   readonly snapshotId: string | null;
+  /** The snapshots this commit wrote, oldest first (one per K groups with partial progress); empty when it wrote none. */
+  readonly committedSnapshotIds: readonly string[];
   readonly committedGroups: readonly string[];
   readonly abortedGroups: readonly AbortedGroup[];
   readonly attempts: number;

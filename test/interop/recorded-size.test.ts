@@ -117,7 +117,7 @@ async function ourScan(location: string): Promise<CanonicalRow[]> {
 /** `packice compact`: every file of the table is a candidate, one worker thread. */
 async function ourCompaction(location: string): Promise<RunReport> {
   const r = await runMain([
-    'compact', location, '--json', '--parallelism', '1', '--min-input-files', '1', '--delete-file-threshold', '1',
+    'compact', location, '--json', '--verbose', '--parallelism', '1', '--min-input-files', '1', '--delete-file-threshold', '1',
   ]);
   expect(r.exitCode ?? 0, r.stdout).toBe(0);
   return JSON.parse(r.stdout) as RunReport;
