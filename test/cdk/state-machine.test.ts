@@ -6,7 +6,7 @@
  */
 import { App } from 'aws-cdk-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAP_RESULTS_FOLDER, WORK_PREFIX } from '../../cdk/packice-construct.js';
+import { MAP_RESULTS_FOLDER, WORK_PREFIX } from '../../cdk/iceberg-maintenance.js';
 import { PackiceStack } from '../../cdk/packice-stack.js';
 import { loadTable } from '../../lib/catalog/table.js';
 import type { CompactionCommitResult, Plan } from '../../lib/compaction/messages.js';
@@ -38,7 +38,7 @@ beforeAll(async () => {
   const app = new App({ outdir: tempDir('packice-sfn-'), context: { tableLocations: `s3://${tableBucket}/warehouse` } });
   stack = new PackiceStack(app, 'Packice');
   deployment = await LocalDeployment.deploy(stack, { functionS3Endpoint: interposer.endpoint });
-  compaction = deployment.stateMachine(stack.compaction.stateMachine);
+  compaction = deployment.stateMachine(stack.maintenance.stateMachine);
 });
 
 afterAll(async () => {
@@ -120,7 +120,7 @@ describe('the synthesized compaction state machine, run locally', () => {
     const location = `s3://${tableBucket}/warehouse/db/wide`;
     await wideTable(s3, location, 18);
     const before = await liveRows(s3, location);
-    const workBucket = deployment.physicalName(stack.compaction.workBucket);
+    const workBucket = deployment.physicalName(stack.maintenance.workBucket);
 
     // Act
     const execution = await compaction.run({ table: { location }, policy: POLICY });
