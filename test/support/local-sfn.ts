@@ -11,7 +11,8 @@
  *   Cause = `{"errorType","errorMessage","trace"}`. A task with another resource fails the setup.
  * - The Distributed Map runs in a stand-in on the same S3 objects (distributed-map.ts).
  * - Retry intervals are overridden to 0 ms so tests do not sleep; which errors are retried and
- *   how often is the definition's.
+ *   how often is the definition's. A Lambda task without a timeout gets the function's (the
+ *   engine would give it 60 s; Step Functions waits until Lambda stops the function).
  * - Step Functions' 256 KiB limit on a state's input and output, which the engine does not
  *   enforce, is checked on every task payload and every state's input and output
  *   (`States.DataLimitExceeded`).
@@ -362,8 +363,12 @@ export class LocalStateMachine {
     for (const [name, state] of Object.entries(states)) {
       if (state.Retry !== undefined) this.retried.push(name);
       if (state.Type === 'Task') {
-        this.bindings.push(this.bindTask(name, state));
-        out[name] = state;
+        const binding = this.bindTask(name, state);
+        this.bindings.push(binding);
+        // The engine gives a task without a timeout 60 s; Step Functions waits for the function,
+        // which Lambda stops at its own timeout.
+        const timeout = state.TimeoutSeconds === undefined && state.TimeoutSecondsPath === undefined && binding.kind === 'lambda' ? { TimeoutSeconds: binding.fn.timeoutSeconds } : ({} as JsonObject);
+        out[name] = { ...state, ...timeout };
       } else if (isDistributedMap(state)) {
         this.prepare(state.ItemProcessor as JsonObject);
         this.bindings.push({ kind: 'distributed-map', state: name, map: state });
@@ -473,9 +478,30 @@ export class LocalDeployment {
 
   /** A state machine of the stack, by its construct. */
   stateMachine(construct: IConstruct): LocalStateMachine {
-    const id = this.logicalId(construct);
+    return this.stateMachineWithId(this.logicalId(construct));
+  }
+
+  /** The state machine a state machine ARN designates. */
+  stateMachineWithArn(arn: string): LocalStateMachine {
+    const id = Object.keys(this.template.Resources).find(
+      (r) => this.template.Resources[r].Type === 'AWS::StepFunctions::StateMachine' && this.resolver.ref(r) === arn,
+    );
+    if (id === undefined) throw new Error(`no state machine of the stack has the ARN ${arn}`);
+    return this.stateMachineWithId(id);
+  }
+
+  /** What an EventBridge Scheduler schedule of the stack starts (its target's ARN) and the input it gives. */
+  scheduleTarget(schedule: IConstruct): { readonly arn: string; readonly input: Json } {
+    const resource = this.template.Resources[this.logicalId(schedule)];
+    if (resource?.Type !== 'AWS::Scheduler::Schedule') throw new Error(`${schedule.node.path} is not a schedule of the stack`);
+    const target = (resource.Properties?.Target ?? {}) as JsonObject;
+    const input = target.Input === undefined ? {} : (JSON.parse(this.resolver.resolveString(target.Input)) as Json);
+    return { arn: this.resolver.resolveString(target.Arn), input };
+  }
+
+  private stateMachineWithId(id: string): LocalStateMachine {
     const resource = this.template.Resources[id];
-    if (resource?.Type !== 'AWS::StepFunctions::StateMachine') throw new Error(`${construct.node.path} is not a state machine of the stack`);
+    if (resource?.Type !== 'AWS::StepFunctions::StateMachine') throw new Error(`${id} is not a state machine of the stack`);
     const props = resource.Properties ?? {};
     let text = this.resolver.resolveString(props.DefinitionString);
     const substitutions = (props.DefinitionSubstitutions ?? {}) as JsonObject;
