@@ -1,10 +1,10 @@
 /**
- * The compaction state machine CDK synthesizes, run in aws-local-stepfunctions against moto S3,
- * each Lambda task calling the function's bundle from the cloud assembly (test/support/local-sfn.ts
- * says what is local and how; the Distributed Map runs in a stand-in on the same S3 objects,
- * test/support/distributed-map.ts).
+ * The state machines CDK synthesizes (compaction, and retention as its schedule starts it), run in
+ * aws-local-stepfunctions against moto S3, each Lambda task calling the function's bundle from the
+ * cloud assembly (test/support/local-sfn.ts says what is local and how; the Distributed Map runs
+ * in a stand-in on the same S3 objects, test/support/distributed-map.ts).
  */
-import { App } from 'aws-cdk-lib';
+import { App, Duration } from 'aws-cdk-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAP_RESULTS_FOLDER, WORK_PREFIX } from '../../cdk/iceberg-maintenance.js';
 import { PackiceStack } from '../../cdk/packice-stack.js';
@@ -14,10 +14,13 @@ import type { FileIO } from '../../lib/io/file-io.js';
 import { S3FileIO } from '../../lib/io/s3.js';
 import type { Row } from '../../lib/iceberg/values.js';
 import { isStoredPlan, loadPlan, inlineSizeEstimate, PLANS_FOLDER, type PlanMessage } from '../../lib/pipeline/plan-payload.js';
+import type { CompactionReport } from '../../lib/pipeline/report-step.js';
+import type { ExpireSummary, OrphanSummary } from '../../lib/pipeline/retention-request.js';
 import { appendRows, createNewTable } from '../../lib/table/operations.js';
 import { tempDir } from '../support/fixtures.js';
 import { LocalDeployment, STATE_PAYLOAD_LIMIT_BYTES, type Execution, type Invocation, type LocalStateMachine } from '../support/local-sfn.js';
 import { freshBucket, testS3Endpoint } from '../support/s3.js';
+import { retentionTable, type SnapshotName } from '../support/retention-table.js';
 import { startS3Interposer, type S3Interposer } from '../support/s3-interposer.js';
 import { fileCounts, liveRows, smallTable } from '../support/small-table.js';
 
@@ -25,6 +28,8 @@ const POLICY = { minInputFiles: 2 } as const;
 
 let s3: S3FileIO;
 let tableBucket: string;
+/** The one table the stack is configured with: the retention schedule names it. */
+let retainedLocation: string;
 let interposer: S3Interposer;
 let stack: PackiceStack;
 let deployment: LocalDeployment;
@@ -35,8 +40,12 @@ beforeAll(async () => {
   s3 = new S3FileIO({ endpoint });
   tableBucket = await freshBucket();
   interposer = await startS3Interposer(endpoint);
-  const app = new App({ outdir: tempDir('packice-sfn-'), context: { tableLocations: `s3://${tableBucket}/warehouse` } });
-  stack = new PackiceStack(app, 'Packice');
+  retainedLocation = `s3://${tableBucket}/warehouse/db/retained`;
+  const app = new App({ outdir: tempDir('packice-sfn-') });
+  // Compaction runs on any location its input names; retention on the configured tables.
+  stack = new PackiceStack(app, 'Packice', {
+    maintenance: { tables: [{ location: retainedLocation, retention: { maxSnapshotAge: Duration.days(1), horizons: [Duration.days(3)] } }] },
+  });
   deployment = await LocalDeployment.deploy(stack, { functionS3Endpoint: interposer.endpoint });
   compaction = deployment.stateMachine(stack.maintenance.stateMachine);
 });
@@ -78,9 +87,13 @@ function invocationsOf(execution: Execution, state: string): Invocation[] {
   return execution.invocations.filter((i) => i.state === state);
 }
 
-/** The commit's result, and the table after it: its live files and rows. */
-async function afterRun(execution: Execution, location: string): Promise<{ result: CompactionCommitResult; files: { data: number; deletes: number }; rows: Row[] }> {
-  return { result: execution.output as unknown as CompactionCommitResult, files: await fileCounts(s3, location), rows: await liveRows(s3, location) };
+/** The commit's result (its last invocation's), the run's report, and the table after them: its live files and rows. */
+async function afterRun(
+  execution: Execution,
+  location: string,
+): Promise<{ result: CompactionCommitResult; report: CompactionReport; files: { data: number; deletes: number }; rows: Row[] }> {
+  const result = invocationsOf(execution, 'Commit').at(-1)?.result as unknown as CompactionCommitResult;
+  return { result, report: execution.output as unknown as CompactionReport, files: await fileCounts(s3, location), rows: await liveRows(s3, location) };
 }
 
 /** The states the execution entered, top level and inside Map iterations, in order. */
@@ -103,9 +116,13 @@ describe('the synthesized compaction state machine, run locally', () => {
     const after = await afterRun(execution, location);
     expect(after.result.committedGroups).toHaveLength(2);
     expect(after.result.abortedGroups).toEqual([]);
-    expect(statesEntered(execution).filter((s) => !s.startsWith('Rewrite'))).toEqual(['Plan', 'Any groups?', 'Commit', 'Compacted']);
+    expect(statesEntered(execution).filter((s) => !s.startsWith('Rewrite'))).toEqual(['Plan', 'Any groups?', 'Commit', 'Report', 'Compacted']);
     expect(statesEntered(execution).filter((s) => s === 'Rewrite')).toHaveLength(2);
-    expect(execution.invocations.map((i) => i.state).sort()).toEqual(['Commit', 'Plan', 'Rewrite', 'Rewrite']);
+    expect(execution.invocations.map((i) => i.state).sort()).toEqual(['Commit', 'Plan', 'Report', 'Rewrite', 'Rewrite']);
+    // The report, the execution's output, is also written to the work bucket.
+    expect(after.report.groups).toEqual({ planned: 2, committed: 2, aborted: 0 });
+    expect(after.report.location).toMatch(new RegExp(`^s3://${deployment.physicalName(stack.maintenance.workBucket)}/`));
+    expect(JSON.parse(new TextDecoder().decode(await s3.read(after.report.location!)))).toEqual(after.report);
     // Each rewrite gets the plan's header and its one group, never the whole plan.
     for (const rewrite of invocationsOf(execution, 'Rewrite')) {
       expect(rewrite.payload).toMatchObject({ table: { location }, group: { id: expect.any(String) } });
@@ -186,6 +203,7 @@ describe('the synthesized compaction state machine, run locally', () => {
     expect(after.result.committedGroups).toHaveLength(1);
     expect(after.result.committedGroups).not.toContain(victim!.groupId);
     expect(after.result.abortedGroups).toEqual([{ groupId: victim!.groupId, reason: expect.stringMatching(new RegExp(`^rewrite failed: ${failed[0].error!.name}: `)) }]);
+    expect(after.report.groups).toEqual({ planned: 2, committed: 1, aborted: 1 });
     // One partition compacted (4 files and their deletes into 1), the other untouched.
     expect(after.files).toEqual({ data: 5, deletes: 1 });
     expect(after.rows).toEqual(before);
@@ -233,5 +251,46 @@ describe('the synthesized compaction state machine, run locally', () => {
     expect(after.rows).toEqual([...before, ...appended].sort((a, b) => ((a.id as bigint) < (b.id as bigint) ? -1 : 1)));
     // Both partitions compacted; the five appended files stay as they are.
     expect(after.files).toEqual({ data: 2 + appended.length, deletes: 0 });
+  });
+});
+
+describe('the synthesized retention state machine, started as its schedule starts it', () => {
+  const RETAINED: readonly SnapshotName[] = ['s10', 's9', 's8', 's2', 'dev'];
+  const EXPIRED: readonly SnapshotName[] = ['s1', 's3', 's4', 's5', 's6', 's7'];
+
+  it('expires what the table\'s retention drops, deletes the files only those snapshots reached, then runs orphan removal', async () => {
+    // Prepare: ten days of history (test/support/retention-table.ts), and a stray file in the table.
+    const otherBucket = await freshBucket();
+    const outside = [`s3://${otherBucket}/warehouse/db/retained/data/out-1.parquet`, `s3://${tableBucket}/warehouse/db/out-2.parquet`];
+    const rt = await retentionTable(s3, retainedLocation, outside, (p) => p.replace(/^s3:/, 's3a:'));
+    const snapshotsBefore = (await loadTable(retainedLocation, { io: s3 })).metadata.snapshots.length;
+    const stray = `${retainedLocation}/data/stray.parquet`;
+    await s3.write(stray, new TextEncoder().encode('not referenced by anything'));
+    const schedule = deployment.scheduleTarget(stack.maintenance.retentionSchedule);
+    const retention = deployment.stateMachineWithArn(schedule.arn);
+
+    // Act
+    const execution = await retention.run(schedule.input);
+
+    // Assess: the schedule starts the retention state machine for the configured table.
+    expect(retention.logicalId).toBe(deployment.logicalId(stack.maintenance.retentionStateMachine));
+    expect(schedule.input).toMatchObject({ tables: [{ table: { location: retainedLocation } }] });
+    expect(execution).toMatchObject({ status: 'SUCCEEDED' });
+    expect(statesEntered(execution)).toEqual(['Each table', 'Expire', 'Orphans', 'Retained']);
+    const t = await loadTable(retainedLocation, { io: s3 });
+    const kept = new Set(t.metadata.snapshots.map((s) => s.snapshotId));
+    for (const name of RETAINED) expect(kept.has(rt.ids[name]), `${name} retained`).toBe(true);
+    for (const name of EXPIRED) expect(kept.has(rt.ids[name]), `${name} expired`).toBe(false);
+    const [expired] = invocationsOf(execution, 'Expire');
+    expect((expired.result as unknown as ExpireSummary).expiredSnapshots).toBe(snapshotsBefore - kept.size);
+    // Cleaned: the data files only expired snapshots reached are gone; what retained ones reach, and files outside the table, stay.
+    for (const p of rt.files.f) expect(await s3.exists(p), p).toBe(false);
+    for (const p of [...rt.files.a, ...rt.files.b, ...rt.files.c, ...rt.files.e, ...rt.files.g, rt.files.sharedPuffin, ...outside]) {
+      expect(await s3.exists(p.replace(/^s3a:/, 's3:')), p).toBe(true);
+    }
+    // Orphan removal ran after expiry; the stray file is younger than its delay (at least 1 hour), so it stays.
+    const [orphans] = invocationsOf(execution, 'Orphans');
+    expect(orphans.result as unknown as OrphanSummary).toMatchObject({ deleted: 0, tooNew: 1 });
+    expect(await s3.exists(stray)).toBe(true);
   });
 });
