@@ -7,13 +7,13 @@
 import { CreateDatabaseCommand, CreateTableCommand, GetTableCommand, GlueClient, UpdateTableCommand } from '@aws-sdk/client-glue';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GlueCatalog } from '../../lib/catalog/glue-catalog.js';
-import { commitTable, loadTable, openTable } from '../../lib/catalog/table.js';
-import { CommitConflictError } from '../../lib/errors.js';
+import { loadTable, openTable } from '../../lib/catalog/table.js';
 import { fileIOFor } from '../../lib/io/index.js';
 import { commitStep, planStep, rewriteStep } from '../../lib/pipeline/steps.js';
 import { appendRows } from '../../lib/table/operations.js';
 import { scanRows } from '../../lib/table/scan.js';
 import { startGlueVersionCheck, type GlueVersionCheck } from '../support/glue-version-check.js';
+import { commitAfterRace, raceProperty } from '../support/catalog-race.js';
 import { freshBucket, testS3Endpoint } from '../support/s3.js';
 import { smallTable } from '../support/small-table.js';
 
@@ -98,20 +98,14 @@ describe('a table in AWS Glue Data Catalog (moto)', () => {
     const { name } = await glueTable();
     const ours = await loadTable(name, { s3Endpoint: moto });
     await appendRows(await loadTable(name, { s3Endpoint: moto }), [{ id: 41n, category: 'b', amount: 5125n }]);
-    const conflicts: CommitConflictError[] = [];
 
     // Act
-    const r = await commitTable(
-      ours,
-      () => ({ updates: [{ action: 'set-properties', updates: { 'packice.test': 'yes' } }], requirements: [] }),
-      { onRetry: (_, e) => conflicts.push(e) },
-    );
+    const { result: r, conflicts } = await commitAfterRace(ours);
 
     // Assess
     expect(r.attempts).toBe(2);
     expect(conflicts[0].message).toMatch(/pointer moved/);
-    const after = await loadTable(name, { s3Endpoint: moto });
-    expect(after.metadata.properties['packice.test']).toBe('yes');
+    expect(await raceProperty(name, moto)).toBe('yes');
     expect(await ids(name)).toEqual([...SMALL_IDS, 41]);
   });
 
@@ -128,14 +122,9 @@ describe('a table in AWS Glue Data Catalog (moto)', () => {
       }),
     );
     const refusedBefore = versionCheck.refused;
-    const conflicts: CommitConflictError[] = [];
 
     // Act
-    const r = await commitTable(
-      ours,
-      () => ({ updates: [{ action: 'set-properties', updates: { 'packice.test': 'yes' } }], requirements: [] }),
-      { onRetry: (_, e) => conflicts.push(e) },
-    );
+    const { result: r, conflicts } = await commitAfterRace(ours);
 
     // Assess
     expect(versionCheck.refused).toBe(refusedBefore + 1);
