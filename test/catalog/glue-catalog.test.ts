@@ -12,6 +12,7 @@ import { fileIOFor } from '../../lib/io/index.js';
 import { commitStep, planStep, rewriteStep } from '../../lib/pipeline/steps.js';
 import { appendRows } from '../../lib/table/operations.js';
 import { scanRows } from '../../lib/table/scan.js';
+import { runCli } from '../support/cli.js';
 import { startGlueVersionCheck, type GlueVersionCheck } from '../support/glue-version-check.js';
 import { commitAfterRace, raceProperty } from '../support/catalog-race.js';
 import { freshBucket, testS3Endpoint } from '../support/s3.js';
@@ -133,6 +134,24 @@ describe('a table in AWS Glue Data Catalog (moto)', () => {
     const params = await glueParameters(database, table);
     expect(params.metadata_location).toBe(r.table.metadataLocation);
     expect((await glue.send(new GetTableCommand({ DatabaseName: database, Name: table }))).Table?.Description).toBe('edited');
+    expect(await ids(name)).toEqual(SMALL_IDS);
+  });
+
+  it('the command line takes the glue:// name: info, compact, expire --dry-run', async () => {
+    // Prepare
+    const { name, database, table } = await glueTable();
+
+    // Act
+    const info = JSON.parse(await runCli(['--s3-endpoint', moto, 'info', '--json', name])) as { dataFiles?: number; formatVersion?: number };
+    await runCli(['--s3-endpoint', moto, 'compact', '--json', '--min-input-files', '2', name]);
+    const expire = await runCli(['--s3-endpoint', moto, 'expire', '--dry-run', '--json', '--retain-last', '1', '--older-than', '0s', name]);
+
+    // Assess
+    expect(info.formatVersion).toBe(2);
+    const after = await loadTable(name, { s3Endpoint: moto });
+    expect(after.metadata.snapshots.at(-1)?.summary.operation).toBe('replace');
+    expect(JSON.parse(expire)).toMatchObject({ dryRun: true });
+    expect((await glueParameters(database, table)).metadata_location).toMatch(/00000-[0-9a-f-]{36}\.metadata\.json$/);
     expect(await ids(name)).toEqual(SMALL_IDS);
   });
 });
