@@ -7,13 +7,14 @@
 import { CreateDatabaseCommand, CreateTableCommand, GetTableCommand, GlueClient, UpdateTableCommand } from '@aws-sdk/client-glue';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GlueCatalog } from '../../lib/catalog/glue-catalog.js';
-import { commitTable, loadTable, openTable } from '../../lib/catalog/table.js';
-import { CommitConflictError } from '../../lib/errors.js';
+import { loadTable, openTable } from '../../lib/catalog/table.js';
 import { fileIOFor } from '../../lib/io/index.js';
 import { commitStep, planStep, rewriteStep } from '../../lib/pipeline/steps.js';
 import { appendRows } from '../../lib/table/operations.js';
 import { scanRows } from '../../lib/table/scan.js';
+import { runCli } from '../support/cli.js';
 import { startGlueVersionCheck, type GlueVersionCheck } from '../support/glue-version-check.js';
+import { commitAfterRace, raceProperty } from '../support/catalog-race.js';
 import { freshBucket, testS3Endpoint } from '../support/s3.js';
 import { smallTable } from '../support/small-table.js';
 
@@ -98,20 +99,14 @@ describe('a table in AWS Glue Data Catalog (moto)', () => {
     const { name } = await glueTable();
     const ours = await loadTable(name, { s3Endpoint: moto });
     await appendRows(await loadTable(name, { s3Endpoint: moto }), [{ id: 41n, category: 'b', amount: 5125n }]);
-    const conflicts: CommitConflictError[] = [];
 
     // Act
-    const r = await commitTable(
-      ours,
-      () => ({ updates: [{ action: 'set-properties', updates: { 'packice.test': 'yes' } }], requirements: [] }),
-      { onRetry: (_, e) => conflicts.push(e) },
-    );
+    const { result: r, conflicts } = await commitAfterRace(ours);
 
     // Assess
     expect(r.attempts).toBe(2);
     expect(conflicts[0].message).toMatch(/pointer moved/);
-    const after = await loadTable(name, { s3Endpoint: moto });
-    expect(after.metadata.properties['packice.test']).toBe('yes');
+    expect(await raceProperty(name, moto)).toBe('yes');
     expect(await ids(name)).toEqual([...SMALL_IDS, 41]);
   });
 
@@ -128,14 +123,9 @@ describe('a table in AWS Glue Data Catalog (moto)', () => {
       }),
     );
     const refusedBefore = versionCheck.refused;
-    const conflicts: CommitConflictError[] = [];
 
     // Act
-    const r = await commitTable(
-      ours,
-      () => ({ updates: [{ action: 'set-properties', updates: { 'packice.test': 'yes' } }], requirements: [] }),
-      { onRetry: (_, e) => conflicts.push(e) },
-    );
+    const { result: r, conflicts } = await commitAfterRace(ours);
 
     // Assess
     expect(versionCheck.refused).toBe(refusedBefore + 1);
@@ -144,6 +134,24 @@ describe('a table in AWS Glue Data Catalog (moto)', () => {
     const params = await glueParameters(database, table);
     expect(params.metadata_location).toBe(r.table.metadataLocation);
     expect((await glue.send(new GetTableCommand({ DatabaseName: database, Name: table }))).Table?.Description).toBe('edited');
+    expect(await ids(name)).toEqual(SMALL_IDS);
+  });
+
+  it('the command line takes the glue:// name: info, compact, expire --dry-run', async () => {
+    // Prepare
+    const { name, database, table } = await glueTable();
+
+    // Act
+    const info = JSON.parse(await runCli(['--s3-endpoint', moto, 'info', '--json', name])) as { dataFiles?: number; formatVersion?: number };
+    await runCli(['--s3-endpoint', moto, 'compact', '--json', '--min-input-files', '2', name]);
+    const expire = await runCli(['--s3-endpoint', moto, 'expire', '--dry-run', '--json', '--retain-last', '1', '--older-than', '0s', name]);
+
+    // Assess
+    expect(info.formatVersion).toBe(2);
+    const after = await loadTable(name, { s3Endpoint: moto });
+    expect(after.metadata.snapshots.at(-1)?.summary.operation).toBe('replace');
+    expect(JSON.parse(expire)).toMatchObject({ dryRun: true });
+    expect((await glueParameters(database, table)).metadata_location).toMatch(/00000-[0-9a-f-]{36}\.metadata\.json$/);
     expect(await ids(name)).toEqual(SMALL_IDS);
   });
 });
