@@ -319,7 +319,12 @@ function* fakeDeleteFiles(location: string, total: number): Generator<DataFile> 
  * every delete applies). Manifests and manifest lists are written by packice's writers;
  * no data file exists.
  */
-export async function buildMetadataTable(location: string, dataFiles: number, log?: (s: string) => void): Promise<TableFacts> {
+export async function buildMetadataTable(
+  location: string,
+  dataFiles: number,
+  log?: (s: string) => void,
+  entriesPerManifest: number = ENTRIES_PER_MANIFEST,
+): Promise<TableFacts> {
   const cached = cachedTable(location);
   if (cached) return cached;
   const t0 = performance.now();
@@ -354,9 +359,9 @@ export async function buildMetadataTable(location: string, dataFiles: number, lo
         formatVersion: 2, spec, schema, snapshotId, content,
       });
       writer.add(f);
-      if (writer.entryCount >= ENTRIES_PER_MANIFEST) {
+      if (writer.entryCount >= entriesPerManifest) {
         await close();
-        if (out.length % 10 === 0) log?.(`  ${out.length} manifests (${content === ManifestContent.Data ? 'data' : 'deletes'})`);
+        if (out.length % 100 === 0) log?.(`  ${out.length} manifests (${content === ManifestContent.Data ? 'data' : 'deletes'})`);
       }
     }
     await close();
@@ -418,7 +423,7 @@ export async function buildMetadataTable(location: string, dataFiles: number, lo
     description:
       `v2 table partitioned by day(ts) over ${PARTITIONS.toLocaleString('en-US')} days, 10 columns; ` +
       `${dataFiles.toLocaleString('en-US')} data files in ${dataManifests.length} manifests of up to ` +
-      `${ENTRIES_PER_MANIFEST.toLocaleString('en-US')} entries (10 columns of metrics each; one in five 500 MiB, the rest 1-64 MiB), ` +
+      `${entriesPerManifest.toLocaleString('en-US')} entries (10 columns of metrics each; one in five 500 MiB, the rest 1-64 MiB), ` +
       `${deletes.length.toLocaleString('en-US')} delete files in ${deleteManifests.length} delete manifest(s) ` +
       `(a file-scoped position delete per ${FILE_SCOPED_DELETE_EVERY} data files, a partition-scoped position delete and an ` +
       `equality delete per ${PARTITION_DELETE_EVERY} partitions, all committed after the data so all apply); ` +

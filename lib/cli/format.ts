@@ -5,6 +5,7 @@
 import type { TableHealth } from '../compaction/health.js';
 import type { Plan } from '../compaction/messages.js';
 import type { RunReport } from '../pipeline/local-runner.js';
+import type { RewriteManifestsResult } from '../maintenance/rewrite-manifests.js';
 import type { TableInfo } from '../table/info.js';
 import type { DeleteCommandResult } from './delete-command.js';
 
@@ -277,4 +278,18 @@ export function compactSummary(r: RunReport, dryRun: boolean): object {
     failedGroups: r.failed.length,
     summary: r.summary,
   };
+}
+
+/** What `packice rewrite-manifests` did or, with --dry-run, would do. */
+export function formatManifestRewrite(r: RewriteManifestsResult): string {
+  const lines = [
+    `${r.dryRun ? 'would rewrite' : 'rewrote'} ${r.manifestsReplaced} of ${r.manifestsBefore} manifests into ${r.manifestsWritten}: ` +
+      `${r.manifestsBefore} -> ${r.manifestsAfter} manifests`,
+  ];
+  for (const g of r.groups) {
+    lines.push(`  ${g.content} spec ${g.specId}: ${g.manifestsIn} -> ${g.manifestsOut} manifests, ${g.liveEntries} live entries` +
+      (g.partitions > 0 ? `, ${g.partitions} partitions` : ''));
+  }
+  if (!r.dryRun) lines.push(r.snapshotId === null ? 'nothing to rewrite: no snapshot written' : `snapshot ${r.snapshotId} (replace)`);
+  return `${lines.join('\n')}\n`;
 }

@@ -126,6 +126,21 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       await runDemo(resolveLocation(folder), { json: o.json === true, out });
     });
 
+  program
+    .command('rewrite-manifests')
+    .description("regroup the current snapshot's manifests by partition (Spark's rewrite_manifests), in a replace snapshot that changes no file")
+    .argument('<table>', TABLE_ARGUMENT)
+    .option('--dry-run', 'read the manifests and say what would be written; write nothing')
+    .option('--json', 'print JSON')
+    .action(async (location: string, o: { dryRun?: boolean; json?: boolean }) => {
+      const { loadTable } = await import('../catalog/table.js');
+      const { rewriteManifests } = await import('../maintenance/rewrite-manifests.js');
+      const { formatManifestRewrite } = await import('./format.js');
+      const table = await loadTable(resolveLocation(location), open());
+      const result = await rewriteManifests(table, { dryRun: o.dryRun === true });
+      out(o.json ? `${JSON.stringify(result, null, 2)}\n` : formatManifestRewrite(result));
+    });
+
   registerPlanCommands(program, out, open);
   registerCompactCommand(program, out, open);
   registerRetentionCommands(program, out, open);

@@ -12,6 +12,7 @@ import type { FileIO } from '../io/file-io.js';
 import { deleteFileKey, deleteFileReadBytes } from '../iceberg/delete-file.js';
 import { FileContent, type DataFile } from '../iceberg/manifest.js';
 import { isUnpartitioned } from '../iceberg/partition.js';
+import { MetadataColumns } from '../iceberg/schema.js';
 import { planFiles, type ScanPlan } from '../iceberg/scan-planning.js';
 import { specsById, type TableMetadata } from '../iceberg/table-metadata.js';
 import { dataFileToJson } from '../iceberg/data-file-json.js';
@@ -31,7 +32,8 @@ export async function planCompaction(
   options: { readonly nowMs?: number } = {},
 ): Promise<Plan> {
   const resolved = resolvePolicy(metadata, request.policy);
-  const scan = await planFiles(io, metadata);
+  // The planner needs no column metrics: data files are read without them (as Java's planFiles).
+  const scan = await planFiles(io, metadata, undefined, { columnStats: false });
   return planFromScan(metadata, scan, request, resolved, options.nowMs ?? Date.now());
 }
 
@@ -176,7 +178,7 @@ function makeGroup(
 ): FileGroup {
   const json = (f: DataFile, key: string): DataFileJson => {
     let j = cache.get(key);
-    if (!j) cache.set(key, (j = dataFileToJson(f, metadata)));
+    if (!j) cache.set(key, (j = dataFileToJson(forRewrite(f), metadata)));
     return j;
   };
   // Older data first, so the rewrite keeps rows roughly in commit order.
@@ -202,6 +204,28 @@ function makeGroup(
     estimate: estimate(files, policy),
     reasons,
     ...(policy.mode === 'minor' ? { outputSequenceNumber: maxSeq.toString() } : {}),
+  };
+}
+
+/**
+ * What a rewrite needs of a file (docs/file-formats.md, "Plan"): no column metrics or split
+ * offsets, except a position delete file's file_path bounds, which name its data file when
+ * referenced_data_file is unset.
+ */
+export function forRewrite(f: DataFile): DataFile {
+  const filePathOnly = (m: ReadonlyMap<number, Uint8Array> | null | undefined): ReadonlyMap<number, Uint8Array> | null => {
+    const b = f.content === FileContent.PositionDeletes ? m?.get(MetadataColumns.FILE_PATH) : undefined;
+    return b === undefined ? null : new Map([[MetadataColumns.FILE_PATH, b]]);
+  };
+  return {
+    ...f,
+    columnSizes: null,
+    valueCounts: null,
+    nullValueCounts: null,
+    nanValueCounts: null,
+    lowerBounds: filePathOnly(f.lowerBounds),
+    upperBounds: filePathOnly(f.upperBounds),
+    splitOffsets: null,
   };
 }
 

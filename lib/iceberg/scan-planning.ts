@@ -34,8 +34,15 @@ export function resolveSnapshot(metadata: TableMetadata, snapshotId?: bigint): S
   return s;
 }
 
+export interface PlanFilesOptions {
+  /** False: data files come without column metrics (see ReadManifestFileOptions.dataFileStats). @default true */
+  readonly columnStats?: boolean;
+  /** Manifests read at once. @default 8 */
+  readonly concurrency?: number;
+}
+
 /** Reads a snapshot's manifests (metadata only) and pairs each live data file with its deletes. */
-export async function planFiles(io: FileIO, metadata: TableMetadata, snapshotId?: bigint): Promise<ScanPlan> {
+export async function planFiles(io: FileIO, metadata: TableMetadata, snapshotId?: bigint, options: PlanFilesOptions = {}): Promise<ScanPlan> {
   const snapshot = resolveSnapshot(metadata, snapshotId);
   if (!snapshot?.manifestList) return { snapshot, tasks: [], deleteFiles: [], deleteRefs: [], manifests: [] };
   const specs = specsById(metadata);
@@ -44,7 +51,8 @@ export async function planFiles(io: FileIO, metadata: TableMetadata, snapshotId?
   const index = new DeleteFileIndex(specs);
   const deleteFiles: DataFile[] = [];
   const deleteRefs: DeleteFileRef[] = [];
-  await forEachLimit(manifests.filter((m) => m.content === 1), 8, async (m) => {
+  const limit = options.concurrency ?? 8;
+  await forEachLimit(manifests.filter((m) => m.content === 1), limit, async (m) => {
     for await (const e of readManifest(io, m, specs, schema)) {
       if (e.status === 2) continue;
       index.add(e);
@@ -53,8 +61,9 @@ export async function planFiles(io: FileIO, metadata: TableMetadata, snapshotId?
     }
   });
   const tasks: FileScanTask[] = [];
-  await forEachLimit(manifests.filter((m) => m.content === 0), 8, async (m) => {
-    for await (const e of readManifest(io, m, specs, schema)) {
+  const read = { dataFileStats: options.columnStats !== false };
+  await forEachLimit(manifests.filter((m) => m.content === 0), limit, async (m) => {
+    for await (const e of readManifest(io, m, specs, schema, read)) {
       if (e.status === 2 || e.dataFile.content !== FileContent.Data) continue;
       const seq = e.sequenceNumber ?? 0n;
       tasks.push({

@@ -63,7 +63,6 @@ export async function produceSnapshot(io: FileIO, base: TableMetadata, changes: 
   const parent = snapshotForRef(base, branch);
   const v = base.formatVersion;
   const snapshotId = changes.snapshotId ?? newSnapshotId();
-  const sequenceNumber = v >= 2 ? base.lastSequenceNumber + 1n : 0n;
   const schema = currentSchema(base);
   const specs = specsById(base);
   const commitUuid = randomUUID();
@@ -194,7 +193,44 @@ export async function produceSnapshot(io: FileIO, base: TableMetadata, changes: 
     written.splice(0, written.length, ...written.filter((p) => !gone.has(p)));
   }
 
-  const manifestListPath = newMetadataLocation(base, `snap-${snapshotId}-1-${commitUuid}.avro`);
+  const operation =
+    changes.operation ??
+    (removed.length === 0 ? (addedDeletes.length > 0 ? Operation.Overwrite : Operation.Append) : addedData.length === 0 && addedDeletes.length === 0 ? Operation.Delete : Operation.Overwrite);
+  const summary = snapshotSummary(operation, addedData, addedDeletes, removed, parent?.summary, {
+    ...manifestCounts(listedManifests, snapshotId, rewrittenCount + replaced.filter((m) => m.addedSnapshotId !== snapshotId).length),
+    ...changes.summary,
+  });
+  return snapshotOfManifests(io, base, {
+    branch, snapshotId, commitUuid, manifests: listedManifests, summary, writtenFiles: written,
+    ...(changes.nowMs !== undefined ? { nowMs: changes.nowMs } : {}),
+  });
+}
+
+export interface ManifestsSnapshot {
+  readonly branch: string;
+  readonly snapshotId: bigint;
+  /** Names the manifest list, like this commit's manifests. */
+  readonly commitUuid: string;
+  /** Every manifest of the snapshot, in list order. */
+  readonly manifests: readonly ManifestFile[];
+  /** The whole summary, `operation` included. */
+  readonly summary: Readonly<Record<string, string>>;
+  /** Manifests this attempt already wrote. */
+  readonly writtenFiles: readonly string[];
+  readonly nowMs?: number;
+}
+
+/**
+ * Writes the manifest list of the next snapshot of `base` on `branch` from manifests already
+ * written, and returns the updates that add it (produceSnapshot's last step; rewrite-manifests
+ * lists manifests of its own).
+ */
+export async function snapshotOfManifests(io: FileIO, base: TableMetadata, next: ManifestsSnapshot): Promise<ProducedSnapshot> {
+  const { branch, snapshotId } = next;
+  const parent = snapshotForRef(base, branch);
+  const v = base.formatVersion;
+  const sequenceNumber = v >= 2 ? base.lastSequenceNumber + 1n : 0n;
+  const manifestListPath = newMetadataLocation(base, `snap-${snapshotId}-1-${next.commitUuid}.avro`);
   const listed = await writeManifestList(
     io,
     manifestListPath,
@@ -205,24 +241,15 @@ export async function produceSnapshot(io: FileIO, base: TableMetadata, changes: 
       sequenceNumber,
       ...(v >= 3 ? { firstRowId: base.nextRowId ?? 0n } : {}),
     },
-    listedManifests,
+    next.manifests,
   );
-  written.push(manifestListPath);
-
-  const operation =
-    changes.operation ??
-    (removed.length === 0 ? (addedDeletes.length > 0 ? Operation.Overwrite : Operation.Append) : addedData.length === 0 && addedDeletes.length === 0 ? Operation.Delete : Operation.Overwrite);
-  const summary = snapshotSummary(operation, addedData, addedDeletes, removed, parent?.summary, {
-    ...manifestCounts(listedManifests, snapshotId, rewrittenCount + replaced.filter((m) => m.addedSnapshotId !== snapshotId).length),
-    ...changes.summary,
-  });
   const snapshot: Snapshot = {
     snapshotId,
     ...(parent ? { parentSnapshotId: parent.snapshotId } : {}),
     sequenceNumber,
-    timestampMs: Math.max(changes.nowMs ?? Date.now(), base.lastUpdatedMs + 1),
+    timestampMs: Math.max(next.nowMs ?? Date.now(), base.lastUpdatedMs + 1),
     manifestList: manifestListPath,
-    summary,
+    summary: next.summary,
     schemaId: base.currentSchemaId,
     ...(v >= 3 ? { firstRowId: base.nextRowId ?? 0n, addedRows: listed.addedRows ?? 0n } : {}),
   };
@@ -233,7 +260,7 @@ export async function produceSnapshot(io: FileIO, base: TableMetadata, changes: 
       { action: 'set-snapshot-ref', refName: branch, snapshotId, type: 'branch', ...retentionOf(base, branch) },
     ],
     requirements: [{ type: 'assert-ref-snapshot-id', ref: branch, snapshotId: parent?.snapshotId ?? null }],
-    writtenFiles: written,
+    writtenFiles: [...next.writtenFiles, manifestListPath],
   };
 }
 

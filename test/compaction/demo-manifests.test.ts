@@ -1,7 +1,8 @@
 /**
  * The demo table's manifests (issue 11, must-show 3): after `compact`, the current snapshot
  * lists no more manifests than partitions touched plus a handful, and Java Iceberg 1.12 and
- * PyIceberg read exactly the rows they read before.
+ * PyIceberg read exactly the rows they read before; `rewrite-manifests` on the uncompacted demo
+ * leaves one manifest per partition group (each partition in exactly one manifest), read alike.
  */
 import { cpSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,11 +10,15 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { loadTable } from '../../lib/catalog/table.js';
 import { buildDemoTable } from '../../lib/cli/demo.js';
 import { LocalFileIO } from '../../lib/io/local.js';
-import { readManifestList } from '../../lib/iceberg/manifest-list.js';
-import { currentSnapshot } from '../../lib/iceberg/table-metadata.js';
+import { readManifest } from '../../lib/iceberg/manifest.js';
+import { readManifestList, type ManifestFile } from '../../lib/iceberg/manifest-list.js';
+import { partitionKey } from '../../lib/iceberg/partition.js';
+import { rewriteManifests } from '../../lib/maintenance/rewrite-manifests.js';
+import { currentSchema, currentSnapshot, specsById } from '../../lib/iceberg/table-metadata.js';
 import { runCompaction } from '../../lib/pipeline/local-runner.js';
 import { sortRows, type CanonicalRow } from '../support/canonical-rows.js';
 import { tempDir } from '../support/fixtures.js';
+import { runMain } from '../support/cli.js';
 import { javaRead } from '../support/java.js';
 import { pyRead } from '../support/pyiceberg.js';
 
@@ -30,10 +35,31 @@ function copyDemo(): string {
   return to;
 }
 
-async function currentManifests(location: string): Promise<{ count: number; summary: Readonly<Record<string, string>> }> {
+async function currentManifests(location: string): Promise<{ count: number; summary: Readonly<Record<string, string>>; manifests: ManifestFile[] }> {
   const t = await loadTable(location, { io });
   const s = currentSnapshot(t.metadata)!;
-  return { count: (await readManifestList(io, s.manifestList!, t.metadata.formatVersion)).length, summary: s.summary };
+  const manifests = await readManifestList(io, s.manifestList!, t.metadata.formatVersion);
+  return { count: manifests.length, summary: s.summary, manifests };
+}
+
+/** For each content, how many manifests hold each partition's live entries. */
+async function manifestsPerPartition(location: string): Promise<Map<string, number>> {
+  const t = await loadTable(location, { io });
+  const { manifests } = await currentManifests(location);
+  const seen = new Map<string, Set<string>>();
+  for (const m of manifests) {
+    for await (const e of readManifest(io, m, specsById(t.metadata), currentSchema(t.metadata))) {
+      if (e.status === 2) continue;
+      const k = `${m.content}:${partitionKey(m.partitionSpecId, e.dataFile.partition)}`;
+      (seen.get(k) ?? seen.set(k, new Set()).get(k)!).add(m.manifestPath);
+    }
+  }
+  return new Map([...seen].map(([k, v]) => [k, v.size]));
+}
+
+async function expectSameRows(location: string): Promise<void> {
+  expect(sortRows(await javaRead(location), KEY)).toEqual(rowsBefore);
+  expect(sortRows(await pyRead((await loadTable(location, { io })).metadataLocation), KEY)).toEqual(rowsBefore);
 }
 
 beforeAll(async () => {
@@ -53,7 +79,36 @@ describe('the demo table’s manifests', () => {
     const touched = Number(summary['changed-partition-count']);
     expect(touched).toBeGreaterThan(0);
     expect(count).toBeLessThanOrEqual(touched + 4);
-    expect(sortRows(await javaRead(location), KEY)).toEqual(rowsBefore);
-    expect(sortRows(await pyRead((await loadTable(location, { io })).metadataLocation), KEY)).toEqual(rowsBefore);
+    await expectSameRows(location);
+  });
+
+  it('rewrite-manifests on the uncompacted demo: one manifest per partition group, the same rows', { timeout: 900_000 }, async () => {
+    const location = copyDemo();
+    const before = await currentManifests(location);
+    const dry = await runMain(['rewrite-manifests', location, '--dry-run', '--json']);
+    expect(dry.exitCode ?? 0).toBe(0);
+    expect((await currentManifests(location)).manifests).toEqual(before.manifests);
+    const planned = JSON.parse(dry.stdout) as { manifestsAfter: number; manifestsReplaced: number };
+    expect(planned.manifestsReplaced).toBe(before.count);
+
+    const r = await runMain(['rewrite-manifests', location, '--json']);
+    expect(r.exitCode ?? 0).toBe(0);
+    const after = await currentManifests(location);
+    expect(after.summary).toMatchObject({ operation: 'replace', 'manifests-replaced': String(before.count) });
+    expect(after.summary['total-data-files']).toBe(before.summary['total-data-files']);
+    // The demo's manifests fit the 8 MiB target: one data and one delete manifest.
+    expect(after.count).toBe(planned.manifestsAfter);
+    expect(after.count).toBe(2);
+    expect([...(await manifestsPerPartition(location)).values()].every((n) => n === 1)).toBe(true);
+    await expectSameRows(location);
+
+    // A smaller target: several manifests, each partition still in exactly one.
+    const t = await loadTable(location, { io });
+    const bytes = after.manifests.reduce((s, m) => s + Number(m.manifestLength), 0);
+    const small = await rewriteManifests(t, { targetSizeBytes: Math.ceil(bytes / 6) });
+    expect(small.manifestsAfter).toBeGreaterThan(4);
+    expect((await currentManifests(location)).count).toBe(small.manifestsAfter);
+    expect([...(await manifestsPerPartition(location)).values()].every((n) => n === 1)).toBe(true);
+    await expectSameRows(location);
   });
 });

@@ -206,6 +206,18 @@ describe('planner: deletes', () => {
       filesOut: 1,
       liveRows: 32,
     });
+    // The plan carries what a rewrite needs: no column metrics or split offsets, but a position
+    // delete's file_path bounds (field 2147483546), which may name its data file.
+    const statKeys = (f: object): string[] => Object.keys(f).filter((k) => /Sizes|Counts|Bounds|splitOffsets/.test(k));
+    for (const i of g.inputs) {
+      expect(statKeys(i.file)).toEqual([]);
+      expect(Object.keys(i.deletes[0].file.lowerBounds ?? {})).toEqual(['2147483546']);
+      expect(Object.keys(i.deletes[0].file.upperBounds ?? {})).toEqual(['2147483546']);
+    }
+    // The scan behind it read the data files without metrics, the delete file with them.
+    const lean = await planFiles(t.io, t.metadata, undefined, { columnStats: false });
+    expect(lean.tasks.every((x) => x.dataFile.columnSizes === null && x.dataFile.lowerBounds === null)).toBe(true);
+    expect(lean.deleteFiles[0].lowerBounds).toEqual(del.lowerBounds);
     expect(p.summary.deleteFilesBefore).toBe(1);
     expect(p.summary.deleteFilesAfter).toBe(0);
     expect(p.summary.bytesAfter).toBe(p.summary.bytesBefore - size(f1) - size(f2) + g.estimate.bytesToWrite - Number(del.fileSizeInBytes));

@@ -48,6 +48,11 @@ export interface ManifestHeader {
 export interface ReadManifestFileOptions {
   /** Partition type to convert partition values to (partitionType(spec, schema)); else inferred from the file. */
   readonly partitionType?: StructType;
+  /**
+   * False: data files (content 0) read with null column metrics (sizes, counts, bounds), as
+   * Java's scans without includeColumnStats; delete files keep theirs. @default true
+   */
+  readonly dataFileStats?: boolean;
   /** Stamped on every DataFile; else the header's partition-spec-id, else 0. */
   readonly specId?: number;
 }
@@ -158,6 +163,10 @@ function bytesMap(v: unknown): Map<number, Uint8Array> | null {
 
 type EntryDecoder = (rec: AvroRecord, index: number) => RawEntry;
 
+const NO_STATS = {
+  columnSizes: null, valueCounts: null, nullValueCounts: null, nanValueCounts: null, lowerBounds: null, upperBounds: null,
+} as const;
+
 function entryDecoder(header: AvroContainerHeader, options: ReadManifestFileOptions, specId: number): EntryDecoder {
   const path = header.path;
   const named = namedAvroTypes(header.schema);
@@ -229,6 +238,7 @@ function entryDecoder(header: AvroContainerHeader, options: ReadManifestFileOpti
   const kFileSeq = k(fileSeq);
   const kPartition = k(n.partition);
   const { filePath: kFilePath, fileFormat: kFileFormat, recordCount: kRecordCount, fileSize: kFileSize } = n;
+  const dataStats = options.dataFileStats !== false;
 
   return (rec, index) => {
     const st = rec[status] as number;
@@ -254,12 +264,16 @@ function entryDecoder(header: AvroContainerHeader, options: ReadManifestFileOpti
       partition: decodePartition(df[kPartition] as AvroRecord | undefined),
       recordCount: df[kRecordCount] as bigint,
       fileSizeInBytes: df[kFileSize] as bigint,
-      columnSizes: longMap(df[kColumnSizes]),
-      valueCounts: longMap(df[kValueCounts]),
-      nullValueCounts: longMap(df[kNullValueCounts]),
-      nanValueCounts: longMap(df[kNanValueCounts]),
-      lowerBounds: bytesMap(df[kLowerBounds]),
-      upperBounds: bytesMap(df[kUpperBounds]),
+      ...(dataStats || content !== 0
+        ? {
+            columnSizes: longMap(df[kColumnSizes]),
+            valueCounts: longMap(df[kValueCounts]),
+            nullValueCounts: longMap(df[kNullValueCounts]),
+            nanValueCounts: longMap(df[kNanValueCounts]),
+            lowerBounds: bytesMap(df[kLowerBounds]),
+            upperBounds: bytesMap(df[kUpperBounds]),
+          }
+        : NO_STATS),
       keyMetadata: keyMetadata === null ? null : view(keyMetadata),
       splitOffsets: (df[kSplitOffsets] ?? null) as bigint[] | null,
       equalityIds: (df[kEqualityIds] ?? null) as number[] | null,
@@ -315,6 +329,8 @@ export async function readManifestFile(
 export interface ReadManifestOptions {
   /** Manifests longer than this are streamed in range reads of this size. @default 8 MiB */
   readonly chunkSize?: number;
+  /** See ReadManifestFileOptions.dataFileStats. @default true */
+  readonly dataFileStats?: boolean;
 }
 
 const READ_CHUNK = 8 * 1024 * 1024;
@@ -355,7 +371,11 @@ export async function* readManifest(
   const length = Number(manifestFile.manifestLength);
   const chunk = options.chunkSize ?? READ_CHUNK;
   const source = length > chunk ? rangeChunks(io, path, length, chunk) : await io.read(path);
-  const m = await openManifest(source, path, { partitionType: partitionType(spec, schema), specId: spec.specId });
+  const m = await openManifest(source, path, {
+    partitionType: partitionType(spec, schema),
+    specId: spec.specId,
+    ...(options.dataFileStats !== undefined ? { dataFileStats: options.dataFileStats } : {}),
+  });
 
   const committed = manifestFile.sequenceNumber !== null && manifestFile.sequenceNumber !== undefined;
   const seq = manifestFile.sequenceNumber ?? 0n;
