@@ -8,6 +8,7 @@ import type { OpenOptions } from '../catalog/table.js';
 import { PackiceError } from '../errors.js';
 import { resolveLocation } from '../io/index.js';
 import { commanderParser, wholeNumber } from './arguments.js';
+import { registerInspectCommands } from './inspect-commands.js';
 import { registerPlanCommands } from './plan-commands.js';
 import { TABLE_ARGUMENT, type OpenOptionsOf } from './table-argument.js';
 import { registerCompactCommand } from './compact-command.js';
@@ -126,6 +127,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       await runDemo(resolveLocation(folder), { json: o.json === true, out });
     });
 
+  registerInspectCommands(program, out, open);
   registerPlanCommands(program, out, open);
   registerCompactCommand(program, out, open);
   registerRetentionCommands(program, out, open);
