@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { resolveLocation } from '../io/index.js';
 import { commanderParser, wholeNumber } from './arguments.js';
-import { TABLE_ARGUMENT, type OpenOptionsOf } from './table-argument.js';
+import { refuseReadOnly, TABLE_ARGUMENT, type OpenOptionsOf } from './table-argument.js';
 import { addPolicyOptions, policyFromOptions } from './policy-flags.js';
 import { progressBar } from './progress.js';
 
@@ -30,6 +30,8 @@ export function registerCompactCommand(program: Command, out: (s: string) => voi
     const { runCompaction } = await import('../pipeline/local-runner.js');
     const { compactSummary, formatRunReport } = await import('./format.js');
     const location = resolveLocation(typed);
+    const { loadTable } = await import('../catalog/table.js');
+    await refuseReadOnly(await loadTable(location, open()), 'compact');
     const endpoint = open().s3Endpoint;
     const policy = policyFromOptions(o);
     const progress = progressBar(o.json !== true && o.dryRun !== true);

@@ -23,7 +23,11 @@ interface GlobalOptions {
 function openOptions(program: Command, metadata?: string): OpenOptions {
   const g = program.opts<GlobalOptions>();
   const endpoint = g.s3Endpoint ?? process.env.AWS_ENDPOINT_URL_S3;
-  return { ...(endpoint ? { s3Endpoint: endpoint } : {}), ...(metadata ? { metadataFile: resolveLocation(metadata) } : {}) };
+  return {
+    ...(endpoint ? { s3Endpoint: endpoint } : {}),
+    ...(metadata ? { metadataFile: resolveLocation(metadata) } : {}),
+    warn: (message) => process.stderr.write(`packice: warning: ${message}\n`),
+  };
 }
 
 function parseSnapshotId(s: string): bigint {
