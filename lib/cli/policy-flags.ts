@@ -81,6 +81,10 @@ export const POLICY_FLAGS: readonly PolicyFlag[] = [
     description: 'binpack or sort (by the table sort order)', shownDefault: POLICY_DEFAULTS.strategy,
   },
   {
+    flags: '--sort-order <order>', field: 'sortOrder', parse: (s) => s,
+    description: 'with the sort strategy (implied): sort by this order instead of the table\'s, as Spark\'s sort_order, e.g. "ts ASC NULLS LAST, id DESC"',
+  },
+  {
     flags: '--max-group-bytes <size>', field: 'maxGroupBytes', parse: byteSize(1), description: 'most input bytes in one group',
     shownDefault: formatSizeFlag(POLICY_DEFAULTS.maxGroupBytes),
   },
