@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { resolveLocation } from '../io/index.js';
 import { commanderParser, wholeNumber } from './arguments.js';
 import { refuseReadOnly, TABLE_ARGUMENT, type OpenOptionsOf } from './table-argument.js';
-import { addPolicyOptions, policyFromOptions } from './policy-flags.js';
+import { addPolicyOptions, policyFromOptions, runOptionsOf } from './policy-flags.js';
 import { progressBar } from './progress.js';
 
 export interface CompactCliOptions {
@@ -34,6 +34,7 @@ export function registerCompactCommand(program: Command, out: (s: string) => voi
     await refuseReadOnly(await loadTable(location, open()), 'compact');
     const endpoint = open().s3Endpoint;
     const policy = policyFromOptions(o);
+    const iceberg = runOptionsOf(o);
     const progress = progressBar(o.json !== true && o.dryRun !== true);
     let groups = 0;
     let done = 0;
@@ -41,8 +42,9 @@ export function registerCompactCommand(program: Command, out: (s: string) => voi
       { table: { location, ...(endpoint ? { s3Endpoint: endpoint } : {}) }, policy },
       {
         ...(o.dryRun ? { dryRun: true } : {}),
-        ...(o.parallelism !== undefined ? { parallelism: o.parallelism } : {}),
+        ...(o.parallelism !== undefined ? { parallelism: o.parallelism } : iceberg.parallelism !== undefined ? { parallelism: iceberg.parallelism } : {}),
         ...(o.commitEvery !== undefined ? { commit: { groupsPerCommit: o.commitEvery } } : {}),
+        ...(o.commitEvery === undefined && iceberg.maxCommits !== undefined ? { commit: { maxCommits: iceberg.maxCommits } } : {}),
         onProgress: (e) => {
           if (e.kind === 'planned') groups = e.plan.groups.length;
           else if (e.kind === 'group-done' || e.kind === 'group-failed') done++;
