@@ -10,10 +10,20 @@ import type { Catalog, LoadedMetadata } from './catalog.js';
 export class MetadataFileCatalog implements Catalog {
   readonly readOnly = true;
 
+  /**
+   * @param catalogOwned why the file is read-only when the folder belongs to a catalog service
+   *   (see catalog-metadata-files.ts); undefined for a file named with `--metadata`
+   */
   constructor(
     readonly io: FileIO,
     readonly metadataLocation: string,
+    readonly catalogOwned?: string,
   ) {}
+
+  /** Why a commit is refused. */
+  get readOnlyReason(): string {
+    return this.catalogOwned ?? 'a table opened from an explicit metadata file is read-only';
+  }
 
   get name(): string {
     return this.metadataLocation;
@@ -27,7 +37,7 @@ export class MetadataFileCatalog implements Catalog {
 
   commit(): Promise<LoadedMetadata> {
     return Promise.reject(
-      new ReadOnlyTableError('a table opened from an explicit metadata file is read-only', { path: this.metadataLocation }),
+      new ReadOnlyTableError(this.readOnlyReason, { path: this.metadataLocation }),
     );
   }
 }

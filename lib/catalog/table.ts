@@ -1,4 +1,4 @@
-import { CommitConflictError, ReadOnlyTableError } from '../errors.js';
+import { CommitConflictError, NotFoundError, ReadOnlyTableError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
 import { fileIOFor } from '../io/index.js';
 import { baseName } from '../io/path.js';
@@ -6,6 +6,7 @@ import { intProperty, type TableMetadata } from '../iceberg/table-metadata.js';
 import type { TableRequirement, TableUpdate } from '../iceberg/table-update.js';
 import type { Catalog, LoadedMetadata } from './catalog.js';
 import { catalogFor } from './catalog-for.js';
+import { CATALOG_OWNED_REASON, newestCatalogMetadataFile } from './catalog-metadata-files.js';
 import { MetadataFileCatalog } from './metadata-file-catalog.js';
 import { metadataVersionOf, ObjectStoreCatalog, versionOf } from './object-store-catalog.js';
 import { isCatalogName } from './table-name.js';
@@ -30,6 +31,8 @@ export interface OpenOptions {
   readonly catalog?: Catalog;
   /** The catalog service's endpoint for `glue://` and `s3tables://` names (a test server). */
   readonly catalogEndpoint?: string;
+  /** Told when the table is read from a catalog service's folder (see catalog-metadata-files.ts). */
+  readonly warn?: (message: string) => void;
 }
 
 /**
@@ -41,7 +44,19 @@ export async function loadTable(location: string, options: OpenOptions = {}): Pr
   if (isCatalogName(location) && options.metadataFile === undefined) return openTable(await catalogFor(location, options));
   const io = options.io ?? fileIOFor(location, { s3Endpoint: options.s3Endpoint });
   if (options.metadataFile !== undefined) return openTable(new MetadataFileCatalog(io, options.metadataFile), location);
-  return openTable(new ObjectStoreCatalog(io, location), location);
+  try {
+    return await openTable(new ObjectStoreCatalog(io, location), location);
+  } catch (e) {
+    // No v<N>.metadata.json: a catalog service's folder is read from its newest metadata file.
+    if (!(e instanceof NotFoundError)) throw e;
+    const newest = await newestCatalogMetadataFile(io, location).catch(() => undefined);
+    if (newest === undefined) throw e;
+    options.warn?.(
+      `${location} has no v<N>.metadata.json; reading its newest metadata file ${baseName(newest)} (read-only): ` +
+        'the catalog that wrote it, not the folder, holds which version is current',
+    );
+    return openTable(new MetadataFileCatalog(io, newest, CATALOG_OWNED_REASON), location);
+  }
 }
 
 /** Loads the table `catalog` holds; `location` defaults to the one its metadata records. */
@@ -113,7 +128,8 @@ export async function commitTable(
 ): Promise<TableCommitResult> {
   const catalog = table.catalog;
   if (catalog.readOnly === true) {
-    throw new ReadOnlyTableError('a table opened from an explicit metadata file is read-only', { path: table.metadataLocation });
+    const reason = catalog instanceof MetadataFileCatalog ? catalog.readOnlyReason : 'a table opened from an explicit metadata file is read-only';
+    throw new ReadOnlyTableError(reason, { path: table.metadataLocation });
   }
   const retries = options.retries ?? intProperty(table.metadata, 'commit.retry.num-retries', 4);
   const minWait = intProperty(table.metadata, 'commit.retry.min-wait-ms', 100);

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { resolveLocation } from '../io/index.js';
 import { commanderParser, wholeNumber } from './arguments.js';
-import { TABLE_ARGUMENT, type OpenOptionsOf } from './table-argument.js';
-import { addPolicyOptions, policyFromOptions } from './policy-flags.js';
+import { refuseReadOnly, TABLE_ARGUMENT, type OpenOptionsOf } from './table-argument.js';
+import { addPolicyOptions, policyFromOptions, runOptionsOf } from './policy-flags.js';
 import { progressBar } from './progress.js';
 
 export interface CompactCliOptions {
@@ -30,8 +30,11 @@ export function registerCompactCommand(program: Command, out: (s: string) => voi
     const { runCompaction } = await import('../pipeline/local-runner.js');
     const { compactSummary, formatRunReport } = await import('./format.js');
     const location = resolveLocation(typed);
+    const { loadTable } = await import('../catalog/table.js');
+    await refuseReadOnly(await loadTable(location, open()), 'compact');
     const endpoint = open().s3Endpoint;
     const policy = policyFromOptions(o);
+    const iceberg = runOptionsOf(o);
     const progress = progressBar(o.json !== true && o.dryRun !== true);
     let groups = 0;
     let done = 0;
@@ -39,8 +42,9 @@ export function registerCompactCommand(program: Command, out: (s: string) => voi
       { table: { location, ...(endpoint ? { s3Endpoint: endpoint } : {}) }, policy },
       {
         ...(o.dryRun ? { dryRun: true } : {}),
-        ...(o.parallelism !== undefined ? { parallelism: o.parallelism } : {}),
+        ...(o.parallelism !== undefined ? { parallelism: o.parallelism } : iceberg.parallelism !== undefined ? { parallelism: iceberg.parallelism } : {}),
         ...(o.commitEvery !== undefined ? { commit: { groupsPerCommit: o.commitEvery } } : {}),
+        ...(o.commitEvery === undefined && iceberg.maxCommits !== undefined ? { commit: { maxCommits: iceberg.maxCommits } } : {}),
         onProgress: (e) => {
           if (e.kind === 'planned') groups = e.plan.groups.length;
           else if (e.kind === 'group-done' || e.kind === 'group-failed') done++;

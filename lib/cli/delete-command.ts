@@ -7,7 +7,7 @@
 import { CommanderError, type Command } from 'commander';
 import type { RowDeltaResult } from '../compaction/row-delta.js';
 import { resolveLocation } from '../io/index.js';
-import { TABLE_ARGUMENT, type OpenOptionsOf } from './table-argument.js';
+import { refuseReadOnly, TABLE_ARGUMENT, type OpenOptionsOf } from './table-argument.js';
 
 /** What `packice delete --json` prints. */
 export interface DeleteCommandResult extends Omit<RowDeltaResult, 'table' | 'snapshotId'> {
@@ -43,6 +43,7 @@ export function registerDeleteCommand(program: Command, out: (s: string) => void
       const { formatDeleteResult } = await import('./format.js');
       const location = resolveLocation(typed);
       const table = await loadTable(location, open());
+      await refuseReadOnly(table, 'delete');
       const m = table.metadata;
       const predicate = bindToSchema(parseExpression(o.where, { path: location }), currentSchema(m));
       const preparedIn = o.snapshot ?? m.currentSnapshotId;

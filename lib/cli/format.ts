@@ -65,7 +65,7 @@ export function formatInfo(info: TableInfo, metadataLocation: string): string {
 }
 
 /** Left-aligned text columns (right-aligned where `right[i]`). */
-function columns(rows: readonly (readonly string[])[], right: readonly boolean[] = []): string[] {
+export function columns(rows: readonly (readonly string[])[], right: readonly boolean[] = []): string[] {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   return rows.map((r) => r.map((c, i) => (right[i] ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ').trimEnd());
 }

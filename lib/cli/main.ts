@@ -8,6 +8,7 @@ import type { OpenOptions } from '../catalog/table.js';
 import { PackiceError } from '../errors.js';
 import { resolveLocation } from '../io/index.js';
 import { commanderParser, wholeNumber } from './arguments.js';
+import { registerInspectCommands } from './inspect-commands.js';
 import { registerPlanCommands } from './plan-commands.js';
 import { TABLE_ARGUMENT, type OpenOptionsOf } from './table-argument.js';
 import { registerCompactCommand } from './compact-command.js';
@@ -22,7 +23,11 @@ interface GlobalOptions {
 function openOptions(program: Command, metadata?: string): OpenOptions {
   const g = program.opts<GlobalOptions>();
   const endpoint = g.s3Endpoint ?? process.env.AWS_ENDPOINT_URL_S3;
-  return { ...(endpoint ? { s3Endpoint: endpoint } : {}), ...(metadata ? { metadataFile: resolveLocation(metadata) } : {}) };
+  return {
+    ...(endpoint ? { s3Endpoint: endpoint } : {}),
+    ...(metadata ? { metadataFile: resolveLocation(metadata) } : {}),
+    warn: (message) => process.stderr.write(`packice: warning: ${message}\n`),
+  };
 }
 
 function parseSnapshotId(s: string): bigint {
@@ -141,6 +146,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       out(o.json ? `${JSON.stringify(result, null, 2)}\n` : formatManifestRewrite(result));
     });
 
+  registerInspectCommands(program, out, open);
   registerPlanCommands(program, out, open);
   registerCompactCommand(program, out, open);
   registerRetentionCommands(program, out, open);

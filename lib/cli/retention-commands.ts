@@ -14,7 +14,7 @@ import type { DeletionTotals } from '../maintenance/file-deletion.js';
 import type { OrphanResult, PrefixMismatchMode } from '../maintenance/orphan-files.js';
 import { commanderParser, wholeNumber } from './arguments.js';
 import { formatBytes } from './format.js';
-import { TABLE_ARGUMENT } from './table-argument.js';
+import { refuseReadOnly, TABLE_ARGUMENT } from './table-argument.js';
 import { progressBar } from './progress.js';
 
 interface CommonFlags {
@@ -112,6 +112,7 @@ export function registerRetentionCommands(program: Command, out: (s: string) => 
     const { loadTable } = await import('../catalog/table.js');
     const { expireSnapshots } = await import('../maintenance/expire-snapshots.js');
     const table = await loadTable(resolveLocation(location), openOptions());
+    await refuseReadOnly(table, 'expire');
     const result = await expireSnapshots(table, {
       ...(o.olderThan !== undefined ? { olderThanMs: duration('--older-than', o.olderThan) } : {}),
       ...(o.retainLast !== undefined ? { retainLast: o.retainLast } : {}),
@@ -141,6 +142,7 @@ export function registerRetentionCommands(program: Command, out: (s: string) => 
     const { loadTable } = await import('../catalog/table.js');
     const { DEFAULT_ORPHAN_OLDER_THAN_MS, deleteOrphanFiles } = await import('../maintenance/orphan-files.js');
     const table = await loadTable(resolveLocation(location), openOptions());
+    await refuseReadOnly(table, 'orphans');
     const result = await deleteOrphanFiles(table, {
       olderThanMs: o.olderThan !== undefined ? duration('--older-than', o.olderThan) : DEFAULT_ORPHAN_OLDER_THAN_MS,
       force: o.force === true,

@@ -20,6 +20,8 @@ export const COMPACTION_GROUPS_SUMMARY = 'packice.compaction-groups';
 export interface CompactionCommitOptions {
   /** Commit every K groups as its own snapshot (partial progress); default all in one. */
   readonly groupsPerCommit?: number;
+  /** Spread the groups over at most this many snapshots (Iceberg's partial-progress.max-commits); groupsPerCommit wins. */
+  readonly maxCommits?: number;
   readonly retries?: number;
 }
 
@@ -50,7 +52,7 @@ export async function commitCompaction(
   options: CompactionCommitOptions = {},
 ): Promise<CompactionCommitResult> {
   const groups = new Map(plan.groups.map((g) => [g.id, g]));
-  const per = Math.max(1, options.groupsPerCommit ?? results.length);
+  const per = Math.max(1, options.groupsPerCommit ?? (options.maxCommits ? Math.ceil(results.length / options.maxCommits) : results.length));
   let current = table;
   const committed: string[] = [];
   const aborted: AbortedGroup[] = [];

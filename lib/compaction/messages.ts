@@ -30,6 +30,8 @@ export interface CompactionPolicy {
   readonly where?: string;
   readonly mode?: CompactionMode;
   readonly strategy?: CompactionStrategy;
+  /** Sort by this order instead of the table's (Spark's `sort_order`: `"ts ASC NULLS LAST, id DESC"`); implies the sort strategy. */
+  readonly sortOrder?: string;
   readonly maxGroupBytes?: number;
   readonly maxGroups?: number;
 }
@@ -89,7 +91,7 @@ export interface TableSummary {
 
 export interface Plan {
   readonly table: TableRef;
-  readonly policy: Required<Omit<CompactionPolicy, 'where'>> & Pick<CompactionPolicy, 'where'>;
+  readonly policy: Required<Omit<CompactionPolicy, 'where' | 'sortOrder'>> & Pick<CompactionPolicy, 'where' | 'sortOrder'>;
   /** Snapshot the plan was made from; rewritten files take its sequence number. */
   readonly startingSnapshotId: string | null;
   readonly startingSequenceNumber: string;

@@ -5,7 +5,8 @@
  * reason is given next to the default.
  */
 import { ValidationError } from '../errors.js';
-import { intProperty, type TableMetadata } from '../iceberg/table-metadata.js';
+import { parseSortOrder } from '../iceberg/sort-order.js';
+import { currentSchema, defaultSortOrder, intProperty, type TableMetadata } from '../iceberg/table-metadata.js';
 import type { CompactionPolicy, Plan } from './messages.js';
 import { parsePartitionFilter, partitionFieldNames, type PartitionFilter } from './partition-filter.js';
 
@@ -82,10 +83,11 @@ export function resolvePolicy(metadata: TableMetadata, policy: CompactionPolicy 
     deleteRatioThreshold: policy.deleteRatioThreshold ?? POLICY_DEFAULTS.deleteRatioThreshold,
     quietMinutes: policy.quietMinutes ?? POLICY_DEFAULTS.quietMinutes,
     mode: policy.mode ?? POLICY_DEFAULTS.mode,
-    strategy: policy.strategy ?? POLICY_DEFAULTS.strategy,
+    strategy: policy.strategy ?? (policy.sortOrder !== undefined ? 'sort' : POLICY_DEFAULTS.strategy),
     maxGroupBytes: policy.maxGroupBytes ?? POLICY_DEFAULTS.maxGroupBytes,
     maxGroups: policy.maxGroups ?? POLICY_DEFAULTS.maxGroups,
     ...(policy.where !== undefined && policy.where.trim() !== '' ? { where: policy.where } : {}),
+    ...(policy.sortOrder !== undefined ? { sortOrder: policy.sortOrder } : {}),
   };
   // The checks and messages of SizeBasedFileRewritePlanner / BinPackRewriteFilePlanner.
   const int = (name: string, v: number): void => {
@@ -117,6 +119,12 @@ export function resolvePolicy(metadata: TableMetadata, policy: CompactionPolicy 
   if (resolved.mode !== 'major' && resolved.mode !== 'minor') bad(`'mode' is set to ${String(resolved.mode)} but must be major or minor`);
   if (resolved.strategy !== 'binpack' && resolved.strategy !== 'sort') {
     bad(`'strategy' is set to ${String(resolved.strategy)} but must be binpack or sort`);
+  }
+  if (resolved.sortOrder !== undefined) {
+    if (resolved.strategy !== 'sort') bad(`'sort-order' is set but 'strategy' is ${resolved.strategy}: a sort order needs the sort strategy`);
+    parseSortOrder(resolved.sortOrder, currentSchema(metadata), metadata.sortOrders);
+  } else if (resolved.strategy === 'sort' && defaultSortOrder(metadata).fields.length === 0) {
+    bad(`'strategy' is sort but the table has no sort order (its default order is unsorted): give one as 'sort-order' (e.g. "ts ASC NULLS LAST, id DESC"), or set the table's`);
   }
   const filter = resolved.where === undefined ? undefined : parsePartitionFilter(resolved.where, partitionFieldNames(metadata), metadata.location);
   return { policy: resolved, filter };

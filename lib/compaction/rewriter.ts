@@ -21,7 +21,7 @@ import { metricsConfigFromProperties, type MetricsConfig } from '../iceberg/metr
 import { isUnpartitioned, partitionKey, type PartitionSpec } from '../iceberg/partition.js';
 import type { FileScanTask } from '../iceberg/scan-planning.js';
 import type { Schema } from '../iceberg/schema.js';
-import { UNSORTED_ORDER, type SortOrder } from '../iceberg/sort-order.js';
+import { parseSortOrder, UNSORTED_ORDER, type SortOrder } from '../iceberg/sort-order.js';
 import { currentSchema, defaultSortOrder, specById, type TableMetadata } from '../iceberg/table-metadata.js';
 import type { StructType } from '../iceberg/types.js';
 import type { Row } from '../iceberg/values.js';
@@ -74,7 +74,10 @@ export async function rewriteGroup(
   const schema = currentSchema(metadata);
   const lineage = metadata.formatVersion >= 3;
   const writeSchema = proofSchema(schema, lineage);
-  const order = strategy === 'sort' ? defaultSortOrder(metadata) : UNSORTED_ORDER;
+  const order =
+    strategy !== 'sort' ? UNSORTED_ORDER
+    : plan.policy.sortOrder !== undefined ? parseSortOrder(plan.policy.sortOrder, schema, metadata.sortOrders)
+    : defaultSortOrder(metadata);
   if (strategy === 'sort' && order.fields.length === 0) {
     throw new ValidationError(`group ${group.id}: cannot sort: the table has no sort order (its default order is unsorted)`, {
       path: metadata.location,

@@ -1,5 +1,5 @@
 import { resolve as resolveLocal } from 'node:path';
-import { AlreadyExistsError, InvalidFileError, ValidationError } from '../errors.js';
+import { AlreadyExistsError, InvalidFileError, NotFoundError, ValidationError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
 import { fileIOFor } from '../io/index.js';
 import { baseName, isLocalPath, isS3Path, joinPath, normalizePath } from '../io/path.js';
@@ -164,10 +164,12 @@ class Relocation {
       }
     }
 
-    // Data and delete files first, then manifests, lists, metadata; the hint last, so a
-    // half-done relocation is never a table.
     const manifestLists = new Set<string>();
     for (const s of metadata.snapshots) if (s.manifestList) manifestLists.add(s.manifestList);
+    await this.checkSources(metadata, [...manifestLists]);
+
+    // Data and delete files first, then manifests, lists, metadata; the hint last, so a
+    // half-done relocation is never a table.
     await forEachLimit([...manifestLists], this.concurrency, async (list) => {
       await this.rewriteManifestList(list, metadata);
     });
@@ -186,6 +188,29 @@ class Relocation {
       await this.put(joinPath(metadataFolder(this.dst), VERSION_HINT_FILE), new TextEncoder().encode(String(version)), this.overwrite ? 'replace' : 'create');
     }
     return joinPath(metadataFolder(this.dst), lastName);
+  }
+
+  /**
+   * Every manifest list the history names, every manifest they list and every statistics file
+   * must be there before anything is written: a writer that expired snapshots without cleaning
+   * up leaves history naming files that are gone, and a copy would stop half-way.
+   */
+  private async checkSources(metadata: TableMetadata, manifestLists: readonly string[]): Promise<void> {
+    const missing = async (path: string, what: string): Promise<void> => {
+      if (await this.srcIo.exists(this.srcPath(path))) return;
+      throw new NotFoundError(
+        `relocate: ${what} ${path} is missing; nothing was written. The table's history names a file that is gone ` +
+          '(a writer expired snapshots without deleting their references): expire them, or relocate from an older --metadata file',
+        { path: this.srcPath(path) },
+      );
+    };
+    await forEachLimit(manifestLists, this.concurrency, async (list) => {
+      const snapshot = metadata.snapshots.find((s) => s.manifestList === list)!;
+      await missing(list, `the manifest list of snapshot ${snapshot.snapshotId}`);
+      const { records } = await this.readContainer(list);
+      for (const rec of records) await missing(String(rec.manifest_path), `a manifest of snapshot ${snapshot.snapshotId}`);
+    });
+    for (const st of [...(metadata.statistics ?? []), ...(metadata.partitionStatistics ?? [])]) await missing(String(st['statistics-path']), 'the statistics file');
   }
 
   private rewriteMetadata(m: TableMetadata, names: ReadonlyMap<string, string>): TableMetadata {

@@ -161,3 +161,8 @@ export function failure(e: unknown): string {
   const stderr = typeof err.stderr === 'string' ? err.stderr : '';
   return `${how}\n${(stderr || err.message || '').slice(-8000)}`;
 }
+
+/** Rows of one of Iceberg's metadata tables (`snapshots`, `files`, …) as Java 1.12 reads them (`Harness metadata-table`). */
+export async function javaMetadataTable(location: string, name: string): Promise<Record<string, unknown>[]> {
+  return parseJsonLines(await harness(['metadata-table', location, name]), `Java metadata-table ${name} ${location}`) as unknown as Record<string, unknown>[];
+}

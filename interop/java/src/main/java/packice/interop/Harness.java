@@ -59,6 +59,9 @@ import org.apache.iceberg.util.JsonUtil;
  *   info  &lt;tableLocation&gt;                   {formatVersion, currentSnapshotId, dataFiles, deleteFiles, ...}
  *   locations &lt;tableLocation&gt;               per live data and delete file: its path, Java's
  *                                          partitionToPath and where Java's location provider puts it
+ *   metadata-table &lt;tableLocation&gt; &lt;snapshots|files|...&gt;
+ *                                          rows of Iceberg's metadata table, one JSON object per line
+ *                                          (its primitive and map columns; longs as strings)
  *   location-provider &lt;tableLocation&gt; &lt;propertiesJson&gt; &lt;fileName&gt;...
  *                                          LocationProviders.locationsFor(...).newDataLocation(fileName)
  *   delete &lt;tableLocation&gt; [--granularity partition|file] &lt;column&gt; &lt;value&gt;...
@@ -128,6 +131,12 @@ public final class Harness {
           return usage();
         }
         locations(load(args[1]), out);
+        return 0;
+      case "metadata-table":
+        if (args.length != 3) {
+          return usage();
+        }
+        metadataTable(load(args[1]), args[2], out);
         return 0;
       case "location-provider":
         if (args.length < 4) {
@@ -376,6 +385,50 @@ public final class Harness {
    * (unpartitioned specs and Puffin deletion vectors take {@code newDataLocation(name)}). A
    * provider that refuses the table's properties is reported as {@code locationError}.
    */
+  /** Rows of a metadata table as Java core plans them: every task of a metadata table is a DataTask. */
+  static void metadataTable(Table table, String name, PrintStream out) throws IOException {
+    Table meta =
+        org.apache.iceberg.MetadataTableUtils.createMetadataTableInstance(
+            table, org.apache.iceberg.MetadataTableType.from(name));
+    List<Types.NestedField> columns = meta.schema().columns();
+    Writer writer = new OutputStreamWriter(out, StandardCharsets.UTF_8);
+    JsonFactory factory = new JsonFactory();
+    try (CloseableIterable<FileScanTask> tasks = meta.newScan().planFiles()) {
+      for (FileScanTask task : tasks) {
+        try (CloseableIterable<org.apache.iceberg.StructLike> rows =
+            ((org.apache.iceberg.DataTask) task).rows()) {
+          for (org.apache.iceberg.StructLike row : rows) {
+            JsonGenerator gen = factory.createGenerator(writer);
+            gen.writeStartObject();
+            for (int i = 0; i < columns.size(); i++) {
+              Types.NestedField field = columns.get(i);
+              Object value = row.get(i, Object.class);
+              if (value == null) {
+                gen.writeNullField(field.name());
+              } else if (value instanceof Long || value instanceof CharSequence) {
+                gen.writeStringField(field.name(), value.toString());
+              } else if (value instanceof Integer) {
+                gen.writeNumberField(field.name(), (Integer) value);
+              } else if (value instanceof Boolean) {
+                gen.writeBooleanField(field.name(), (Boolean) value);
+              } else if (value instanceof Map) {
+                gen.writeObjectFieldStart(field.name());
+                for (Map.Entry<?, ?> e : ((Map<?, ?>) value).entrySet()) {
+                  gen.writeStringField(String.valueOf(e.getKey()), String.valueOf(e.getValue()));
+                }
+                gen.writeEndObject();
+              }
+            }
+            gen.writeEndObject();
+            gen.flush();
+            writer.write('\n');
+          }
+        }
+      }
+    }
+    writer.flush();
+  }
+
   static void locations(Table table, PrintStream out) throws IOException {
     LocationProvider provider = null;
     String providerError = null;
