@@ -3,7 +3,7 @@
  * take --dry-run (which writes a JSON report of every path and size and deletes nothing),
  * --report, --json, and show progress on stderr when it is a terminal.
  */
-import { writeFile } from 'node:fs/promises';
+import { open, unlink, type FileHandle } from 'node:fs/promises';
 import { CommanderError, Option, type Command } from 'commander';
 import type { OpenOptions } from '../catalog/table.js';
 import { PackiceError } from '../errors.js';
@@ -54,12 +54,34 @@ const positiveInt = (): ((s: string) => number) => commanderParser(wholeNumber(1
 
 const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
 
-/** Writes the report without replacing anything: an existing file of that name is the user's. */
-async function writeReport(command: string, flags: CommonFlags, body: object): Promise<string | undefined> {
-  if (flags.report === undefined && flags.dryRun !== true) return undefined;
+/**
+ * Runs the work with its report file claimed first: an existing file of that name is the user's,
+ * and refusing it after the deletes would lose the report of what was deleted.
+ */
+async function withReport<T extends object>(
+  command: string,
+  flags: CommonFlags,
+  work: () => Promise<T>,
+): Promise<{ result: T; reportPath: string | undefined }> {
+  if (flags.report === undefined && flags.dryRun !== true) return { result: await work(), reportPath: undefined };
   const path = flags.report ?? `packice-${command}-report-${new Date().toISOString().replace(/[:.]/g, '-')}.json`;
-  await writeFile(path, `${JSON.stringify({ command, ...body }, null, 2)}\n`, { flag: 'wx' });
-  return path;
+  let handle: FileHandle;
+  try {
+    handle = await open(path, 'wx');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') usage(`--report ${path} already exists; packice does not replace files: name another one`);
+    throw e;
+  }
+  try {
+    const result = await work();
+    await handle.writeFile(`${JSON.stringify({ command, ...result }, null, 2)}\n`);
+    return { result, reportPath: path };
+  } catch (e) {
+    await unlink(path).catch(() => undefined);
+    throw e;
+  } finally {
+    await handle.close();
+  }
 }
 
 function kinds(t: DeletionTotals): string {
@@ -113,7 +135,7 @@ export function registerRetentionCommands(program: Command, out: (s: string) => 
     const { expireSnapshots } = await import('../maintenance/expire-snapshots.js');
     const table = await loadTable(resolveLocation(location), openOptions());
     await refuseReadOnly(table, 'expire');
-    const result = await expireSnapshots(table, {
+    const { result, reportPath } = await withReport('expire', o, () => expireSnapshots(table, {
       ...(o.olderThan !== undefined ? { olderThanMs: duration('--older-than', o.olderThan) } : {}),
       ...(o.retainLast !== undefined ? { retainLast: o.retainLast } : {}),
       ...(o.pin !== undefined ? { pins: o.pin } : {}),
@@ -121,8 +143,7 @@ export function registerRetentionCommands(program: Command, out: (s: string) => 
       ...(o.concurrency !== undefined ? { deleteConcurrency: o.concurrency } : {}),
       dryRun: o.dryRun === true,
       onProgress: progressBar(o.json !== true),
-    });
-    const reportPath = await writeReport('expire', o, result);
+    }));
     out(o.json ? `${JSON.stringify({ ...result, ...(reportPath ? { report: reportPath } : {}) }, null, 2)}\n` : formatExpire(result, reportPath));
   });
 
@@ -143,15 +164,14 @@ export function registerRetentionCommands(program: Command, out: (s: string) => 
     const { DEFAULT_ORPHAN_OLDER_THAN_MS, deleteOrphanFiles } = await import('../maintenance/orphan-files.js');
     const table = await loadTable(resolveLocation(location), openOptions());
     await refuseReadOnly(table, 'orphans');
-    const result = await deleteOrphanFiles(table, {
+    const { result, reportPath } = await withReport('orphans', o, () => deleteOrphanFiles(table, {
       olderThanMs: o.olderThan !== undefined ? duration('--older-than', o.olderThan) : DEFAULT_ORPHAN_OLDER_THAN_MS,
       force: o.force === true,
       ...(o.prefixMismatch !== undefined ? { prefixMismatch: o.prefixMismatch } : {}),
       ...(o.concurrency !== undefined ? { deleteConcurrency: o.concurrency } : {}),
       dryRun: o.dryRun === true,
       onProgress: progressBar(o.json !== true),
-    });
-    const reportPath = await writeReport('orphans', o, result);
+    }));
     out(o.json ? `${JSON.stringify({ ...result, ...(reportPath ? { report: reportPath } : {}) }, null, 2)}\n` : formatOrphans(result, reportPath));
   });
 }

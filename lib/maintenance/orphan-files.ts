@@ -103,6 +103,22 @@ function hiddenNameIn(relative: string, partitionNames: ReadonlySet<string>): bo
   });
 }
 
+/**
+ * A byte copy of a table still names the original's files: listed at the copy, every one of its
+ * own files would look unreferenced. Java lists `table.location()`; we refuse the mismatch.
+ */
+function checkOpenedAtOwnLocation(table: Table): void {
+  const folder = (l: string): string => fileKey(l.replace(/\/+$/, ''));
+  const declared = table.metadata.location;
+  if (folder(declared) === folder(table.location)) return;
+  throw new ValidationError(
+    `orphans: the table's metadata says it lives at ${declared}, but it was opened at ${table.location} (a copy?); ` +
+      'its files are named under the other location, so every file here would look orphaned. Nothing was deleted. ' +
+      'Run orphans at the location the metadata names, or make a copy whose metadata names its own location with `packice relocate`',
+    { path: table.metadataLocation },
+  );
+}
+
 export async function deleteOrphanFiles(tableOrLocation: Table | string, options: OrphanOptions = {}): Promise<OrphanResult> {
   const table = typeof tableOrLocation === 'string' ? await loadTable(tableOrLocation) : tableOrLocation;
   const { io, location } = table;
@@ -115,6 +131,7 @@ export async function deleteOrphanFiles(tableOrLocation: Table | string, options
     );
   }
   checkGcEnabled(table.metadata, 'delete orphan files');
+  checkOpenedAtOwnLocation(table);
   const nowMs = options.nowMs ?? Date.now();
   const cutoff = nowMs - olderThanMs;
   const mode = options.prefixMismatch ?? 'error';

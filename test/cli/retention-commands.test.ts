@@ -4,7 +4,7 @@
  * live data (figures printed); the live rows do not change; the demo's marker stays; the
  * refusals (gc.enabled=false, a delay under 1h) say why.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { commitTable, loadTable } from '../../lib/catalog/table.js';
@@ -97,5 +97,30 @@ describe('packice expire and orphans', () => {
     }
     expect(hashTree(dir)).toEqual(treeGcOff);
     expect(Object.keys(tree).every((f) => existsSync(join(dir, f)))).toBe(true);
+  });
+
+  it('refuse before deleting anything: a --report file that exists, and orphans on a byte copy of a table', async () => {
+    const root = tempDir('packice-retention-cli-');
+    const dir = join(root, 'demo');
+    await runDemo(dir, { json: true, out: () => undefined, commits: 3, rowsPerCommit: 10 });
+    const tree = hashTree(dir);
+    const report = join(root, 'mine.json');
+    writeFileSync(report, 'the user\'s file');
+    for (const args of [['expire', dir, '--older-than', '0s'], ['orphans', dir, '--older-than', '0s', '--force']]) {
+      const r = await runMain([...args, '--report', report]);
+      expect(r.exitCode, r.stderr).toBe(2);
+      expect(r.stderr).toContain(`--report ${report} already exists`);
+    }
+    expect(readFileSync(report, 'utf8')).toBe('the user\'s file');
+    expect(hashTree(dir)).toEqual(tree);
+
+    // A byte copy still names the original's files: every file in it would look orphaned.
+    const copy = join(root, 'copy');
+    cpSync(dir, copy, { recursive: true });
+    const copyTree = hashTree(copy);
+    const r = await runMain(['orphans', copy, '--older-than', '0s', '--force']);
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toMatch(/metadata says it lives at .*demo.*opened at .*copy.*Nothing was deleted.*packice relocate/s);
+    expect(hashTree(copy)).toEqual(copyTree);
   });
 });
