@@ -12,25 +12,50 @@ import type { PlanMessage } from '../pipeline/plan-payload.js';
 import { addPolicyOptions, policyFromOptions } from './policy-flags.js';
 import { TABLE_ARGUMENT, type OpenOptionsOf } from './table-argument.js';
 
-async function readJson<T>(path: string, what: string): Promise<T> {
-  const text = await readFile(path, 'utf8');
+async function readText(path: string, what: string): Promise<string> {
   try {
-    return JSON.parse(text) as T;
+    return await readFile(path, 'utf8');
   } catch (e) {
-    throw new ValidationError(`${what} is not JSON: ${(e as Error).message}`, { path, cause: e });
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'EISDIR' || code === 'EACCES') {
+      throw new ValidationError(`cannot read ${what}: ${code === 'ENOENT' ? 'no such file' : code}`, { path, cause: e });
+    }
+    throw e;
   }
+}
+
+/** A Plan message as `step plan` prints it: checked for the fields every step reads. */
+async function readPlan(path: string): Promise<PlanMessage> {
+  let plan: unknown;
+  try {
+    plan = JSON.parse(await readText(path, 'the plan'));
+  } catch (e) {
+    if (e instanceof ValidationError) throw e;
+    throw new ValidationError(`the plan is not JSON: ${(e as Error).message}`, { path, cause: e });
+  }
+  const p = plan as Partial<Record<string, unknown>> | null;
+  const table = p?.table as Partial<Record<string, unknown>> | undefined;
+  if (typeof p !== 'object' || p === null || typeof table?.location !== 'string' || (!Array.isArray(p.groups) && typeof p.groupsFile !== 'object')) {
+    throw new ValidationError('not a Plan message (as `packice step plan` prints it): it needs table.location and groups', { path });
+  }
+  return plan as PlanMessage;
 }
 
 /** One GroupResult or FailedGroup a line, as `step rewrite` prints them (blank lines ignored). */
 async function readResults(path: string): Promise<RewriteOutcome[]> {
   const out: RewriteOutcome[] = [];
-  for (const [i, line] of (await readFile(path, 'utf8')).split('\n').entries()) {
+  for (const [i, line] of (await readText(path, 'the results')).split('\n').entries()) {
     if (line.trim() === '') continue;
+    let outcome: unknown;
     try {
-      out.push(JSON.parse(line) as RewriteOutcome);
+      outcome = JSON.parse(line);
     } catch (e) {
       throw new ValidationError(`line ${i + 1} is not a JSON GroupResult: ${(e as Error).message}`, { path, cause: e });
     }
+    if (typeof (outcome as { groupId?: unknown } | null)?.groupId !== 'string') {
+      throw new ValidationError(`line ${i + 1} is not a GroupResult (as \`packice step rewrite\` prints them): it has no groupId`, { path });
+    }
+    out.push(outcome as RewriteOutcome);
   }
   return out;
 }
@@ -69,7 +94,7 @@ export function registerStepCommands(program: Command, out: (s: string) => void,
       const { loadPlan } = await import('../pipeline/plan-payload.js');
       const { rewriteStep } = await import('../pipeline/steps.js');
       const endpoint = s3Endpoint();
-      const message = withEndpoint(await readJson<PlanMessage>(planFile, 'the plan'), endpoint);
+      const message = withEndpoint(await readPlan(planFile), endpoint);
       const plan = await loadPlan(message, endpoint ? { s3Endpoint: endpoint } : {});
       const ids = o.group === undefined ? plan.groups.map((g) => g.id) : [o.group];
       for (const groupId of ids) {
@@ -94,7 +119,7 @@ export function registerStepCommands(program: Command, out: (s: string) => void,
     .action(async (planFile: string, resultsFile: string) => {
       const { commitStateStep } = await import('../pipeline/commit-step.js');
       const endpoint = s3Endpoint();
-      const plan = withEndpoint(await readJson<PlanMessage>(planFile, 'the plan'), endpoint);
+      const plan = withEndpoint(await readPlan(planFile), endpoint);
       const result = await commitStateStep({ plan, results: await readResults(resultsFile) }, endpoint ? { s3Endpoint: endpoint } : {});
       out(`${JSON.stringify(result, null, 2)}\n`);
       if (result.abortedGroups.length > 0) process.exitCode = 3;
