@@ -12,7 +12,8 @@ import { handler as rewriteHandler } from '../../functions/rewrite.js';
 import type { Plan } from '../../lib/compaction/messages.js';
 import { LocalFileIO } from '../../lib/io/local.js';
 import { PRICES_SOURCE, pricesFor, REGION_PRICES } from '../../lib/pipeline/prices.js';
-import { FUNCTION_MEMORY_ENV } from '../../lib/pipeline/report-step.js';
+import type { RewriteOutcome } from '../../lib/pipeline/group-outcome.js';
+import { FUNCTION_MEMORY_ENV, type ReportRequest } from '../../lib/pipeline/report-step.js';
 import { rewriteRequestOf } from '../../lib/pipeline/rewrite-request.js';
 import { WORK_LOCATION_ENV } from '../../lib/pipeline/plan-payload.js';
 import { tempDir } from '../support/fixtures.js';
@@ -36,12 +37,13 @@ describe('report', () => {
     const plan = hop((await planHandler({ table: { location }, policy: { minInputFiles: 2 } })) as Plan);
     const [first, second] = plan.groups;
     const rewritten = hop(await rewriteHandler(hop(rewriteRequestOf(plan, first.id))));
-    const results = [rewritten, { groupId: second.id, error: { Error: 'States.Timeout' } }];
+    const results: RewriteOutcome[] = [rewritten, { groupId: second.id, error: { Error: 'States.Timeout' } }];
     const commit = hop(await commitHandler(hop({ plan, results })));
     const startTime = new Date(plan.createdAtMs - 2000).toISOString();
 
     // Act
-    const report = await commitHandler({ plan, results, commit, execution: { name: 'run-1', startTime } });
+    const request: ReportRequest = { plan, results, commit, execution: { name: 'run-1', startTime } };
+    const report = await commitHandler(request);
 
     // Assess
     expect(report).toMatchObject({
@@ -55,6 +57,7 @@ describe('report', () => {
       rowsIn: Number(rewritten.checksums.rowsIn),
       rowsOut: Number(rewritten.checksums.rowsOut),
       groups: { planned: 2, committed: 1, aborted: 1 },
+      committedGroups: [first.id],
       abortedGroups: [{ groupId: second.id, reason: 'rewrite failed: States.Timeout' }],
       lambda: { invocations: 5 },
       // Plan, Choice, Map, two Rewrites and a Pass for the failed one, one commit attempt, Report, Succeed.
