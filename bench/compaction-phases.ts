@@ -104,7 +104,7 @@ export async function runnerPhase(location: string, runs: number): Promise<void>
     const report = await runCompaction({ table: { location } });
     cpuS.push(cpuSeconds(c0));
     wallS.push((performance.now() - t) / 1000);
-    if (report.failed.length > 0 || report.commit === null) throw new Error(`runCompaction failed: ${JSON.stringify(report.failed)}`);
+    if (report.commit === null || report.commit.abortedGroups.length > 0) throw new Error(`runCompaction failed: ${JSON.stringify(report.commit?.abortedGroups)}`);
     info = {
       groups: report.plan.groups.length,
       bytesIn: report.summary.bytesRead,

@@ -54,6 +54,6 @@ export function registerCompactCommand(program: Command, out: (s: string) => voi
     );
     const json = o.verbose ? report : compactSummary(report, o.dryRun === true);
     out(o.json ? `${JSON.stringify(json, null, 2)}\n` : formatRunReport(report, o.dryRun === true));
-    if (report.failed.length > 0 || (report.commit?.abortedGroups.length ?? 0) > 0) process.exitCode = 3;
+    if ((report.commit?.abortedGroups.length ?? 0) > 0) process.exitCode = 3;
   });
 }

@@ -4,6 +4,7 @@
  */
 import type { TableHealth } from '../compaction/health.js';
 import type { Plan } from '../compaction/messages.js';
+import { REWRITE_FAILED } from '../pipeline/group-outcome.js';
 import type { RunReport } from '../pipeline/local-runner.js';
 import type { RewriteManifestsResult } from '../maintenance/rewrite-manifests.js';
 import type { TableInfo } from '../table/info.js';
@@ -206,7 +207,6 @@ export function formatRunReport(r: RunReport, dryRun: boolean): string {
   }
   if ((c?.deletesRebased ?? 0) > 0) lines.push(`  rebased   ${c!.deletesRebased} concurrent delete file(s) onto the rewritten files`);
   for (const a of c?.abortedGroups ?? []) lines.push(`  aborted   ${a.groupId}: ${a.reason}`);
-  for (const f of r.failed) lines.push(`  failed    ${f.groupId}: ${f.error}`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -245,15 +245,16 @@ export function compactSummary(r: RunReport, dryRun: boolean): object {
   const c = r.commit;
   const committed = new Set(c?.committedGroups ?? []);
   const aborted = new Map((c?.abortedGroups ?? []).map((a) => [a.groupId, a.reason]));
-  const failed = new Map(r.failed.map((f) => [f.groupId, f.error]));
+  // A rewrite that failed is an aborted group whose reason says so (lib/pipeline/group-outcome.ts).
+  const failed = new Set([...aborted].filter(([, reason]) => reason.startsWith(REWRITE_FAILED)).map(([id]) => id));
   const groups: CompactGroupSummary[] = r.plan.groups.map((g) => {
-    const reason = aborted.get(g.id) ?? failed.get(g.id);
+    const reason = aborted.get(g.id);
     return {
       id: g.id,
       partition: g.partitionPath,
       files: g.inputs.length,
       bytes: g.estimate.bytesToRead,
-      status: committed.has(g.id) ? 'committed' : aborted.has(g.id) ? 'aborted' : failed.has(g.id) ? 'failed' : 'not-run',
+      status: committed.has(g.id) ? 'committed' : failed.has(g.id) ? 'failed' : aborted.has(g.id) ? 'aborted' : 'not-run',
       ...(reason !== undefined ? { reason } : {}),
     };
   });
@@ -275,7 +276,7 @@ export function compactSummary(r: RunReport, dryRun: boolean): object {
       filesAdded: c.filesAdded,
       deletesRebased: c.deletesRebased,
     },
-    failedGroups: r.failed.length,
+    failedGroups: failed.size,
     summary: r.summary,
   };
 }

@@ -22,9 +22,12 @@ export function isFailedGroup(outcome: RewriteOutcome): outcome is FailedGroup {
   return 'error' in outcome;
 }
 
+/** How every failed group's reason starts, whatever ran the rewrite. */
+export const REWRITE_FAILED = 'rewrite failed';
+
 /** A one-line reason for a failed group: the Lambda error's type and message when Step Functions gives them. */
 export function failureReason(error: FailedGroup['error']): string {
-  if (typeof error === 'string') return `rewrite failed: ${error}`;
+  if (typeof error === 'string') return `${REWRITE_FAILED}: ${error}`;
   let message = error.Cause ?? '';
   try {
     // Lambda puts `{"errorType","errorMessage","trace"}` in Cause.
@@ -35,5 +38,5 @@ export function failureReason(error: FailedGroup['error']): string {
   } catch {
     // Cause is plain text.
   }
-  return `rewrite failed: ${error.Error ?? 'Error'}${message ? `: ${message}` : ''}`;
+  return `${REWRITE_FAILED}: ${error.Error ?? 'Error'}${message ? `: ${message}` : ''}`;
 }

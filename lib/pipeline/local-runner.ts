@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import type { CompactionCommitOptions } from '../compaction/commit.js';
 import type { CompactionCommitResult, GroupResult, Plan, PlanRequest } from '../compaction/messages.js';
 import type { RewriteOptions } from '../compaction/rewriter.js';
+import type { FailedGroup } from './group-outcome.js';
 import { runTotals, type RunTotals } from './run-totals.js';
 import { commitStep, planStep, rewriteStep } from './steps.js';
 
@@ -31,9 +32,18 @@ export interface RunSummary extends RunTotals {
 export interface RunReport {
   readonly plan: Plan;
   readonly results: readonly GroupResult[];
-  readonly failed: readonly { readonly groupId: string; readonly error: string }[];
+  /**
+   * Null for a dry run or a plan with nothing to do. A group whose rewrite failed is among its
+   * aborted groups (`rewrite failed: <error name>: <message>`), as on Lambda, and the others commit.
+   */
   readonly commit: CompactionCommitResult | null;
   readonly summary: RunSummary;
+}
+
+/** A rewrite's error as it crosses from a worker thread. */
+interface WorkerError {
+  readonly name: string;
+  readonly message: string;
 }
 
 /** Plan → rewrite every group (in worker threads) → commit, as the state machine does. */
@@ -44,20 +54,22 @@ export async function runCompaction(request: PlanRequest, options: LocalRunOptio
   if (!options.dryRun && plan.groups.length === 0 && plan.danglingDeletes) {
     const commit = await commitStep({ plan, results: [] }, options.commit);
     options.onProgress?.({ kind: 'committed', commit });
-    return { plan, results: [], failed: [], commit, summary: runSummary(plan, [], commit, performance.now() - started) };
+    return { plan, results: [], commit, summary: runSummary(plan, [], commit, performance.now() - started) };
   }
   if (options.dryRun || plan.groups.length === 0) {
-    return { plan, results: [], failed: [], commit: null, summary: runSummary(plan, [], null, performance.now() - started) };
+    return { plan, results: [], commit: null, summary: runSummary(plan, [], null, performance.now() - started) };
   }
   const results: GroupResult[] = [];
-  const failed: { groupId: string; error: string }[] = [];
-  const onDone = (groupId: string, result?: GroupResult, error?: string): void => {
+  const failed: FailedGroup[] = [];
+  const onDone = (groupId: string, result?: GroupResult, error?: WorkerError): void => {
     if (result) {
       results.push(result);
       options.onProgress?.({ kind: 'group-done', groupId, result });
     } else {
-      failed.push({ groupId, error: error ?? 'unknown error' });
-      options.onProgress?.({ kind: 'group-failed', groupId, error: error ?? 'unknown error' });
+      // The shape the Map state's Catch gives a failed rewrite: the commit reports both alike.
+      const e = error ?? { name: 'Error', message: 'unknown error' };
+      failed.push({ groupId, error: { Error: e.name, Cause: e.message } });
+      options.onProgress?.({ kind: 'group-failed', groupId, error: e.message });
     }
   };
   const parallelism = Math.min(options.parallelism ?? availableParallelism(), plan.groups.length);
@@ -66,7 +78,7 @@ export async function runCompaction(request: PlanRequest, options: LocalRunOptio
       try {
         onDone(g.id, await rewriteStep({ plan, groupId: g.id }, options.rewrite));
       } catch (e) {
-        onDone(g.id, undefined, e instanceof Error ? e.message : String(e));
+        onDone(g.id, undefined, e instanceof Error ? { name: e.name, message: e.message } : { name: 'Error', message: String(e) });
       }
     }
   } else {
@@ -75,19 +87,16 @@ export async function runCompaction(request: PlanRequest, options: LocalRunOptio
   // Commit in plan order, whatever order the groups finished in.
   const order = new Map(plan.groups.map((g, i) => [g.id, i]));
   results.sort((a, b) => order.get(a.groupId)! - order.get(b.groupId)!);
-  let commit: CompactionCommitResult | null = null;
-  if (results.length > 0) {
-    commit = await commitStep({ plan, results }, options.commit);
-    options.onProgress?.({ kind: 'committed', commit });
-  }
-  return { plan, results, failed, commit, summary: runSummary(plan, results, commit, performance.now() - started) };
+  const commit = await commitStep({ plan, results: [...results, ...failed] }, options.commit);
+  options.onProgress?.({ kind: 'committed', commit });
+  return { plan, results, commit, summary: runSummary(plan, results, commit, performance.now() - started) };
 }
 
 async function rewriteInWorkers(
   plan: Plan,
   parallelism: number,
   rewrite: RewriteOptions,
-  onDone: (groupId: string, result?: GroupResult, error?: string) => void,
+  onDone: (groupId: string, result?: GroupResult, error?: WorkerError) => void,
 ): Promise<void> {
   const queue = plan.groups.map((g) => g.id);
   const entry = new URL('./worker-entry.mjs', import.meta.url);
@@ -106,12 +115,12 @@ async function rewriteInWorkers(
           }
           worker.postMessage({ groupId: current });
         };
-        worker.on('message', (m: { ready?: boolean; groupId?: string; result?: GroupResult; error?: { message: string } }) => {
-          if (!m.ready) onDone(m.groupId!, m.result, m.error?.message);
+        worker.on('message', (m: { ready?: boolean; groupId?: string; result?: GroupResult; error?: WorkerError }) => {
+          if (!m.ready) onDone(m.groupId!, m.result, m.error);
           next();
         });
         worker.on('error', (e) => {
-          if (current !== undefined) onDone(current, undefined, e.message);
+          if (current !== undefined) onDone(current, undefined, { name: e.name, message: e.message });
           reject(e);
         });
       }),

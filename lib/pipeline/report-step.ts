@@ -55,6 +55,7 @@ export interface CompactionReport extends RunTotals {
   /** The snapshot the commit made; null when nothing committed. */
   readonly snapshotId: string | null;
   readonly groups: { readonly planned: number; readonly committed: number; readonly aborted: number };
+  readonly committedGroups: readonly string[];
   readonly abortedGroups: readonly AbortedGroup[];
   readonly deletesRebased: number;
   readonly commitAttempts: number;
@@ -122,6 +123,7 @@ export function compactionReport(
     snapshotId: commit.snapshotId,
     ...totals,
     groups: { planned: plan.groups.length, committed: commit.committedGroups.length, aborted: commit.abortedGroups.length },
+    committedGroups: commit.committedGroups,
     abortedGroups: commit.abortedGroups,
     deletesRebased: commit.deletesRebased,
     commitAttempts: commit.attempts,

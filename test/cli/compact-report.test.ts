@@ -62,7 +62,7 @@ describe('compact report', () => {
     const winner = await runCompaction(request, { parallelism: 0 });
     expect(winner.commit?.committedSnapshotIds).toHaveLength(1);
     const commit = await commitStep({ plan, results });
-    const loser: RunReport = { plan, results, failed: [], commit, summary: { filesIn: 0, filesOut: 0, bytesRead: 0, bytesWritten: 0, rowsIn: 0, rowsOut: 0, writeAmplification: 0, durationMs: 5 } };
+    const loser: RunReport = { plan, results, commit, summary: { filesIn: 0, filesOut: 0, bytesRead: 0, bytesWritten: 0, rowsIn: 0, rowsOut: 0, writeAmplification: 0, durationMs: 5 } };
     const text = formatRunReport(loser, false);
     expect(commit.committedSnapshotIds).toEqual([]);
     expect(text).toContain('compacted 0 of 3 groups');

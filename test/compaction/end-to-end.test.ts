@@ -120,7 +120,7 @@ describe('compaction keeps every live row, as Java reads it', () => {
       const before = sortRows(await javaRead(location), Object.keys((await javaRead(location))[0])[0]);
       const c0 = await counts(location);
       const report = await runCompaction({ table: { location }, policy: SMALL }, { parallelism: 1 });
-      expect(report.failed).toEqual([]);
+      expect(report.commit?.abortedGroups ?? []).toEqual([]);
       const key = Object.keys(before[0])[0];
       expect(sortRows(await javaRead(location), key)).toEqual(before);
       const c1 = await counts(location);
@@ -146,8 +146,7 @@ describe('compaction keeps every live row, as Java reads it', () => {
       const before = sortRows(await javaRead(t.location));
       const c0 = await counts(t.location);
       const report = await runCompaction({ table: { location: t.location }, policy: SMALL }, { parallelism: 2 });
-      expect(report.failed).toEqual([]);
-      expect(report.commit?.abortedGroups).toEqual([]);
+      expect(report.commit?.abortedGroups ?? []).toEqual([]);
       expect(sortRows(await javaRead(t.location))).toEqual(before);
       if (!eq) expect(sortRows(await pyRead((await loadTable(t.location)).metadataLocation))).toEqual(before);
       const c1 = await counts(t.location);
@@ -173,7 +172,7 @@ describe('compaction keeps every live row, as Java reads it', () => {
       const before = sortRows(await javaRead(location));
       const info0 = await javaInfo(location);
       const report = await runCompaction({ table: { location }, policy: { ...SMALL, minInputFiles: 1, deleteFileThreshold: 1 } }, { parallelism: 1 });
-      expect(report.failed).toEqual([]);
+      expect(report.commit?.abortedGroups ?? []).toEqual([]);
       expect(sortRows(await javaRead(location))).toEqual(before);
       const info1 = await javaInfo(location);
       expect(info1.dataFiles).toBeLessThanOrEqual(info0.dataFiles);
@@ -195,11 +194,11 @@ describe('failures leave the table readable and unchanged; a rerun completes', (
       { table: { location: t.location }, policy: SMALL },
       { parallelism: 0, rewrite: { faults: { failAfterOutputs: 1 } } },
     );
-    expect(failed.failed.length).toBeGreaterThan(0);
+    expect(failed.commit!.abortedGroups.length).toBeGreaterThan(0);
     expect((await loadTable(t.location)).metadata.currentSnapshotId).toBe(snapshot);
     expect(sortRows(await javaRead(t.location))).toEqual(before);
     const ok = await runCompaction({ table: { location: t.location }, policy: SMALL }, { parallelism: 0 });
-    expect(ok.failed).toEqual([]);
+    expect(ok.commit?.abortedGroups ?? []).toEqual([]);
     expect(sortRows(await javaRead(t.location))).toEqual(before);
     // Whatever the failed run left behind is referenced by nothing.
     for (const f of await unreferenced(t.location)) expect(f).toMatch(/^(data|metadata)\//);
@@ -216,7 +215,7 @@ describe('failures leave the table readable and unchanged; a rerun completes', (
     const leftovers = await unreferenced(t.location);
     for (const r of results) for (const o of r.outputs) expect(leftovers).toContain(relative(t.location, o.filePath));
     const ok = await runCompaction({ table: { location: t.location }, policy: SMALL }, { parallelism: 0 });
-    expect(ok.failed).toEqual([]);
+    expect(ok.commit?.abortedGroups ?? []).toEqual([]);
     expect(sortRows(await javaRead(t.location))).toEqual(before);
   });
 
@@ -253,8 +252,10 @@ describe('failures leave the table readable and unchanged; a rerun completes', (
       { parallelism: 0, rewrite: { faults: { dropRow: true } } },
     );
     expect(report.results).toEqual([]);
-    expect(report.failed.length).toBe(report.plan.groups.length);
-    expect(report.failed[0].error).toMatch(/checksum|row/i);
+    // Every group failed: the commit commits nothing and reports each, as the state machine's does.
+    expect(report.commit!.snapshotId).toBeNull();
+    expect(report.commit!.abortedGroups.map((a) => a.groupId)).toEqual(report.plan.groups.map((g) => g.id));
+    expect(report.commit!.abortedGroups[0].reason).toMatch(/^rewrite failed: ValidationError: .*(checksum|row)/i);
     expect((await loadTable(t.location)).metadata.currentSnapshotId).toBe(snapshot);
   });
 });
