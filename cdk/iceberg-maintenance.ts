@@ -42,7 +42,7 @@ import { Construct } from 'constructs';
 import type { CompactionPolicy } from '../lib/compaction/messages.js';
 import { CommitConflictError, IoError } from '../lib/errors.js';
 import { MAINTAINED_TABLES_ENV, type MaintainedTable, type TableRetention } from '../lib/pipeline/maintained-table.js';
-import { PLANS_FOLDER, WORK_LOCATION_ENV } from '../lib/pipeline/plan-payload.js';
+import { INLINE_BUDGET_BYTES, INLINE_BUDGET_ENV, PLANS_FOLDER, WORK_LOCATION_ENV } from '../lib/pipeline/plan-payload.js';
 import { FUNCTION_MEMORY_ENV, REPORT_METRICS, REPORTS_FOLDER } from '../lib/pipeline/report-step.js';
 import type { RetentionRequest } from '../lib/pipeline/retention-request.js';
 import { PLAN_HEADER_FIELDS } from '../lib/pipeline/rewrite-request.js';
@@ -165,6 +165,12 @@ export interface IcebergMaintenanceProps {
    * @default a new private bucket; plans and Map results expire after 30 days, reports stay
    */
   readonly workBucket?: s3.IBucket;
+  /**
+   * Plans whose groups and results are estimated above this many bytes go through the work bucket
+   * and a Distributed Map instead of the state. Lower it to send smaller plans that way.
+   * @default 196,608 (three quarters of the 256 KiB a state may hold, leaving room for the results)
+   */
+  readonly inlinePlanBudgetBytes?: number;
   /**
    * How long the state machines' execution logs are kept.
    * @default logs.RetentionDays.THREE_MONTHS
@@ -289,6 +295,10 @@ export function validateProps(props: IcebergMaintenanceProps): string[] {
   for (const name of ['maxConcurrency', 'retentionConcurrency', 'rewriteReservedConcurrency'] as const) {
     if (!positiveInteger(props[name])) problems.push(`${name} must be a positive integer, got ${props[name]}`);
   }
+  const budget = props.inlinePlanBudgetBytes;
+  if (budget !== undefined && !(Number.isInteger(budget) && budget >= 1 && budget <= INLINE_BUDGET_BYTES)) {
+    problems.push(`inlinePlanBudgetBytes must be an integer from 1 to ${INLINE_BUDGET_BYTES}, got ${budget}`);
+  }
   return problems;
 }
 
@@ -395,6 +405,7 @@ export class IcebergMaintenance extends Construct {
       });
     this.planFunction = fn('PlanFunction', 'plan');
     this.planFunction.addEnvironment(WORK_LOCATION_ENV, workLocation);
+    if (props.inlinePlanBudgetBytes !== undefined) this.planFunction.addEnvironment(INLINE_BUDGET_ENV, String(props.inlinePlanBudgetBytes));
     // Sort rewrites spill sorted runs to /tmp (lib/compaction/external-sort.ts).
     this.rewriteFunction = fn('RewriteFunction', 'rewrite', {
       memorySize: rewriteMemorySize,

@@ -2,7 +2,7 @@
  * Lambda: PlanRequest → Plan, inline when it fits the state payload with its results; otherwise
  * its groups are written under PACKICE_WORK_LOCATION and a StoredPlan is returned.
  */
-import { placePlan, WORK_LOCATION_ENV, type PlanMessage } from '../lib/pipeline/plan-payload.js';
+import { INLINE_BUDGET_ENV, placePlan, WORK_LOCATION_ENV, type PlanMessage } from '../lib/pipeline/plan-payload.js';
 import { planStep } from '../lib/pipeline/plan-step.js';
 import { parsePlanEvent } from './event.js';
 import { logStep, type LambdaContext } from './log-step.js';
@@ -12,7 +12,11 @@ export async function handler(event: unknown, context?: LambdaContext): Promise<
     const request = parsePlanEvent(event);
     const plan = await planStep(request);
     const workLocation = process.env[WORK_LOCATION_ENV] || undefined;
-    const message = await placePlan(plan, workLocation === undefined ? {} : { workLocation });
+    const budget = Number(process.env[INLINE_BUDGET_ENV]);
+    const message = await placePlan(plan, {
+      ...(workLocation === undefined ? {} : { workLocation }),
+      ...(Number.isSafeInteger(budget) && budget > 0 ? { inlineBudgetBytes: budget } : {}),
+    });
     return {
       result: message,
       log: {

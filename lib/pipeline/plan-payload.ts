@@ -16,6 +16,8 @@ export const WORK_LOCATION_ENV = 'PACKICE_WORK_LOCATION';
 export const STATE_PAYLOAD_LIMIT_BYTES = 256 * 1024;
 /** The part of the limit a plan and its results may take: the rest is left for what Step Functions wraps around them. */
 export const INLINE_BUDGET_BYTES = Math.floor(STATE_PAYLOAD_LIMIT_BYTES * 0.75);
+/** The plan function's environment variable that lowers the inline budget (IcebergMaintenance's `inlinePlanBudgetBytes`). */
+export const INLINE_BUDGET_ENV = 'PACKICE_INLINE_BUDGET_BYTES';
 /** A GroupResult's fields besides its output and delete files. */
 const RESULT_OVERHEAD_BYTES = 512;
 /** Under the work location: one folder per stored plan. */

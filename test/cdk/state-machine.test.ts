@@ -18,13 +18,14 @@ import type { CompactionReport } from '../../lib/pipeline/report-step.js';
 import type { ExpireSummary, OrphanSummary } from '../../lib/pipeline/retention-request.js';
 import { appendRows, createNewTable } from '../../lib/table/operations.js';
 import { tempDir } from '../support/fixtures.js';
-import { LocalDeployment, STATE_PAYLOAD_LIMIT_BYTES, type Execution, type Invocation, type LocalStateMachine } from '../support/local-sfn.js';
+import { LocalDeployment, type Execution, type Invocation, type LocalStateMachine } from '../support/local-sfn.js';
 import { freshBucket, testS3Endpoint } from '../support/s3.js';
 import { retentionTable, type SnapshotName } from '../support/retention-table.js';
 import { startS3Interposer, type S3Interposer } from '../support/s3-interposer.js';
 import { fileCounts, liveRows, smallTable } from '../support/small-table.js';
 
 const POLICY = { minInputFiles: 2 } as const;
+const INLINE_TEST_BUDGET = 24 * 1024;
 
 let s3: S3FileIO;
 let tableBucket: string;
@@ -133,7 +134,7 @@ describe('the synthesized compaction state machine, run locally', () => {
   });
 
   it('sends a plan too large for the state through the Distributed Map: groups read from the stored plan, results from the files the map wrote', async () => {
-    // Prepare: 18 groups whose plan and results would come to more than the 256 KiB a state may hold.
+    // Prepare: 18 groups whose plan and results come to more than the deployment's inline budget.
     const location = `s3://${tableBucket}/warehouse/db/wide`;
     await wideTable(s3, location, 18);
     const before = await liveRows(s3, location);
@@ -149,7 +150,7 @@ describe('the synthesized compaction state machine, run locally', () => {
     expect(isStoredPlan(message)).toBe(true);
     const plan = await loadPlan(message, { s3Endpoint: testS3Endpoint() });
     expect(plan.groups).toHaveLength(18);
-    expect(inlineSizeEstimate(plan)).toBeGreaterThan(STATE_PAYLOAD_LIMIT_BYTES);
+    expect(inlineSizeEstimate(plan)).toBeGreaterThan(INLINE_TEST_BUDGET);
     expect(isStoredPlan(message) && message.groupsFile).toMatchObject({ bucket: workBucket, key: expect.stringMatching(new RegExp(`^${WORK_PREFIX}/${PLANS_FOLDER}/`)) });
     const entered = statesEntered(execution);
     expect(entered).toContain('Rewrite stored groups');
