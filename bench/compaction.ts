@@ -601,8 +601,17 @@ async function main(): Promise<void> {
 }
 
 if (process.argv[2] === '--phase') {
-  const [phase, a, b] = process.argv.slice(3);
-  if (phase === 'rewrite') await rewritePhase(a, Number(b));
+  const [phase, a, b, c] = process.argv.slice(3);
+  // build <location> <files | NNNmib> <rows per file>: a data table for running the other phases by hand.
+  if (phase === 'build') {
+    const size = /^(\d+)mib$/i.exec(b);
+    const facts = await buildDataTable(a, {
+      ...(size ? { bytes: Number(size[1]) * MiB } : { files: Number(b) }),
+      rowsPerFile: Number(c),
+      log: (s) => console.error(s),
+    });
+    console.log(JSON.stringify(facts));
+  } else if (phase === 'rewrite') await rewritePhase(a, Number(b));
   else if (phase === 'runner') await runnerPhase(a, Number(b));
   else if (phase === 'rss') await rssPhase(a, Number(b));
   else if (phase === 'plan') await planPhase(a, Number(b));

@@ -2,6 +2,7 @@
  * The `packice` command line. Commands load what they run when they run (`--help` loads neither
  * Parquet nor the AWS SDK), and every location a person types is resolved here, once.
  */
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import type { OpenOptions } from '../catalog/table.js';
@@ -34,6 +35,9 @@ function parseSnapshotId(s: string): bigint {
   if (!/^-?\d+$/.test(s)) throw new CommanderError(2, 'packice.usage', `--snapshot must be a snapshot id, got "${s}"`);
   return BigInt(s);
 }
+
+/** Characters of JSON lines `scan` hands stdout at once. */
+const SCAN_CHUNK_CHARS = 1 << 20;
 
 /** The version in package.json, from the sources (lib/cli) or the build (dist/lib/cli). */
 function packageVersion(): string {
@@ -89,10 +93,19 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       const schema = currentSchema(table.metadata);
       let n = 0;
       if (o.limit === 0) return;
+      let chunk = '';
+      // Rows stream batch by batch; waiting for stdout to drain keeps a slow reader from piling them up in memory.
+      const flush = async (): Promise<void> => {
+        if (chunk.length > 0) out(chunk);
+        chunk = '';
+        if (process.stdout.writableNeedDrain) await once(process.stdout, 'drain');
+      };
       for await (const row of scanRows(table.io, table.metadata, { snapshotId: o.snapshot })) {
-        out(`${stringifyJson(rowToJson(row, schema))}\n`);
+        chunk += `${stringifyJson(rowToJson(row, schema))}\n`;
+        if (chunk.length >= SCAN_CHUNK_CHARS) await flush();
         if (++n === o.limit) break;
       }
+      await flush();
     });
 
   program

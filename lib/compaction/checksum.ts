@@ -23,11 +23,17 @@
  *   bytes four per word · list → 7, length, elements · map → 8, length, key and value of each
  *   entry · struct → 9, its fields · unknown → 0.
  * Values are typed by the schema, so an int promoted to long hashes like the long it reads as.
+ *
+ * The rewriter hashes Arrow batches column by column (`batchHasher`): one lane state per row in
+ * typed arrays, each column's words mixed into every row's state in field-id order. The words
+ * are the row encoding's, so a batch hashes exactly as its rows would (checksum.test.ts checks).
  */
+import * as arrow from 'apache-arrow';
 import { InvalidArgumentError } from '../errors.js';
 import { indexById, type Schema } from '../iceberg/schema.js';
 import { type IcebergType, type NestedField, type StructType, isLongValued } from '../iceberg/types.js';
-import type { IcebergValue, Row } from '../iceberg/values.js';
+import { uuidFromBytes, type IcebergValue, type Row } from '../iceberg/values.js';
+import { readData } from '../parquet/values.js';
 import { LAST_UPDATED_SEQUENCE_NUMBER_FIELD, ROW_ID_FIELD } from '../table/scan.js';
 
 const A1 = 0xcc9e2d51;
@@ -249,15 +255,7 @@ export function rowHasher(struct: StructType, fieldIds?: readonly number[]): Row
       s.finish(out);
     };
   }
-  const index = indexById(struct);
-  const parts = [...new Set(fieldIds)]
-    .sort((x, y) => x - y)
-    .map((id) => {
-      const f = index.get(id);
-      if (!f) throw new InvalidArgumentError(`field id ${id} is not in the hashed schema`);
-      const path = f.path.split('.');
-      return { id, path, encode: encoderFor(f.field.type) };
-    });
+  const parts = hashedFields(struct, fieldIds).map(({ id, path, field }) => ({ id, path, encode: encoderFor(field.type) }));
   return (row, out) => {
     s.reset();
     for (const p of parts) {
@@ -268,6 +266,18 @@ export function rowHasher(struct: StructType, fieldIds?: readonly number[]): Row
     }
     s.finish(out);
   };
+}
+
+/** The fields `fieldIds` names, in ascending id, with their dotted-path names; throws for an id not in `struct`. */
+function hashedFields(struct: StructType, fieldIds: readonly number[]): Array<{ id: number; path: string[]; field: NestedField }> {
+  const index = indexById(struct);
+  return [...new Set(fieldIds)]
+    .sort((x, y) => x - y)
+    .map((id) => {
+      const f = index.get(id);
+      if (!f) throw new InvalidArgumentError(`field id ${id} is not in the hashed schema`);
+      return { id, path: f.path.split('.'), field: f.field };
+    });
 }
 
 /**
@@ -286,10 +296,16 @@ export function proofSchema(schema: Schema, rowLineage: boolean): StructType {
  * identifier-field-ids (DESIGN.md invariant 1); the lineage columns are always included.
  */
 export function proofHasher(schema: Schema, rowLineage: boolean): RowHashFunction {
+  const { struct, ids } = proofFields(schema, rowLineage);
+  return rowHasher(struct, ids);
+}
+
+/** What the proof hashes: the proof schema, and the identifier fields plus lineage when the schema has identifier fields. */
+function proofFields(schema: Schema, rowLineage: boolean): { struct: StructType; ids?: number[] } {
   const struct = proofSchema(schema, rowLineage);
-  if (schema.identifierFieldIds.length === 0) return rowHasher(struct);
+  if (schema.identifierFieldIds.length === 0) return { struct };
   const lineage = rowLineage ? [ROW_ID_FIELD.id, LAST_UPDATED_SEQUENCE_NUMBER_FIELD.id] : [];
-  return rowHasher(struct, [...schema.identifierFieldIds, ...lineage]);
+  return { struct, ids: [...schema.identifierFieldIds, ...lineage] };
 }
 
 /** The 64-bit hash of one row as a bigint (tests and diagnostics; the sum uses the words). */
@@ -316,6 +332,14 @@ export class RowSetChecksum {
     this.rows++;
   }
 
+  /** Adds one row's 64-bit hash given as its [high, low] words. */
+  addWords(hi: number, lo: number): void {
+    const sum = this.lo + lo;
+    this.lo = sum >>> 0;
+    this.hi = (this.hi + hi + (sum >= TWO_32 ? 1 : 0)) >>> 0;
+    this.rows++;
+  }
+
   addAll(rows: Iterable<Row>): void {
     for (const r of rows) this.add(r);
   }
@@ -333,4 +357,355 @@ export class RowSetChecksum {
   get hex(): string {
     return this.hi.toString(16).padStart(8, '0') + this.lo.toString(16).padStart(8, '0');
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Column-wise hashing of Arrow batches
+
+type AnyData = arrow.Data<arrow.DataType>;
+
+/** The lane states of a batch's rows. */
+class ColumnLanes {
+  readonly a: Int32Array;
+  readonly b: Int32Array;
+  readonly n: Int32Array;
+  private readonly one = new Lanes();
+
+  constructor(readonly size: number) {
+    this.a = new Int32Array(size).fill(SEED_A | 0);
+    this.b = new Int32Array(size).fill(SEED_B | 0);
+    this.n = new Int32Array(size);
+  }
+
+  word(i: number, w: number): void {
+    let k = Math.imul(w | 0, A1);
+    k = (k << 15) | (k >>> 17);
+    k = Math.imul(k, A2);
+    let a = this.a[i] ^ k;
+    a = (a << 13) | (a >>> 19);
+    this.a[i] = (Math.imul(a, 5) + 0xe6546b64) | 0;
+
+    let j = Math.imul(w ^ 0x5bd1e995, B1);
+    j = (j << 13) | (j >>> 19);
+    j = Math.imul(j, B2);
+    let b = this.b[i] ^ j;
+    b = (b << 17) | (b >>> 15);
+    this.b[i] = (Math.imul(b, 9) + 0x165667b1) | 0;
+    this.n[i]++;
+  }
+
+  /** Row i's state as a Lanes, for the per-value encoders. */
+  load(i: number): Lanes {
+    const l = this.one;
+    l.a = this.a[i];
+    l.b = this.b[i];
+    l.n = this.n[i];
+    return l;
+  }
+
+  store(i: number): void {
+    this.a[i] = this.one.a;
+    this.b[i] = this.one.b;
+    this.n[i] = this.one.n;
+  }
+
+  /** Finishes every row and adds it to `sum`. */
+  finish(sum: RowSetChecksum): void {
+    const out = new Uint32Array(2);
+    const l = this.one;
+    for (let i = 0; i < this.size; i++) {
+      l.a = this.a[i];
+      l.b = this.b[i];
+      l.n = this.n[i];
+      l.finish(out);
+      sum.addWords(out[0], out[1]);
+    }
+  }
+}
+
+/** Rows a column encoder works on: every row of the batch, or a subset (under non-null structs). */
+type Active = Int32Array | null;
+
+function activeCount(rows: Active, n: number): number {
+  return rows ? rows.length : n;
+}
+
+function validAt(data: AnyData, i: number): boolean {
+  const bitmap = data.nullBitmap;
+  if (!bitmap || bitmap.length === 0 || data.nullCount === 0) return true;
+  const bit = data.offset + i;
+  return (bitmap[bit >> 3] & (1 << (bit & 7))) !== 0;
+}
+
+type ColumnEncoder = (data: AnyData, lanes: ColumnLanes, rows: Active) => void;
+
+/** Calls `body` for each active non-null row; a null row hashes as the word 0. */
+function eachValue(data: AnyData, lanes: ColumnLanes, rows: Active, body: (i: number) => void): void {
+  const m = activeCount(rows, data.length);
+  for (let r = 0; r < m; r++) {
+    const i = rows ? rows[r] : r;
+    if (validAt(data, i)) body(i);
+    else lanes.word(i, 0);
+  }
+}
+
+const utf8 = new TextDecoder('utf-8');
+
+/** Encodes any value through the row encoder: for types without a column fast path. */
+function perValue(type: IcebergType): ColumnEncoder {
+  const encode = encoderFor(type);
+  return (data, lanes, rows) => {
+    const values = readData(type, data, 'proof');
+    const m = activeCount(rows, data.length);
+    for (let r = 0; r < m; r++) {
+      const i = rows ? rows[r] : r;
+      encode(values[i] ?? null, lanes.load(i));
+      lanes.store(i);
+    }
+  };
+}
+
+function columnEncoderFor(type: IcebergType): ColumnEncoder {
+  const fallback = perValue(type);
+  if (isLongValued(type)) {
+    return (data, lanes, rows) => {
+      if (!(data.values instanceof BigInt64Array)) return fallback(data, lanes, rows);
+      const v = data.values;
+      const words = new Int32Array(v.buffer, v.byteOffset, v.length * 2);
+      eachValue(data, lanes, rows, (i) => {
+        lanes.word(i, 2);
+        lanes.word(i, words[2 * i]);
+        lanes.word(i, words[2 * i + 1]);
+      });
+    };
+  }
+  switch (type.type) {
+    case 'int':
+    case 'date':
+      return (data, lanes, rows) => {
+        if (!(data.values instanceof Int32Array)) return fallback(data, lanes, rows);
+        const v = data.values;
+        eachValue(data, lanes, rows, (i) => {
+          lanes.word(i, 2);
+          lanes.word(i, v[i]);
+          lanes.word(i, v[i] >> 31);
+        });
+      };
+    case 'decimal':
+      return (data, lanes, rows) => {
+        if (!arrow.DataType.isDecimal(data.type) || data.type.bitWidth !== 128) return fallback(data, lanes, rows);
+        const w = data.values as Uint32Array;
+        let wide: IcebergValue[] | undefined;
+        eachValue(data, lanes, rows, (i) => {
+          const hi = w[4 * i + 1] | 0;
+          const ext = hi < 0 ? -1 : 0;
+          if ((w[4 * i + 2] | 0) === ext && (w[4 * i + 3] | 0) === ext) {
+            lanes.word(i, 2);
+            lanes.word(i, w[4 * i]);
+            lanes.word(i, hi);
+          } else {
+            // Beyond 64 bits: the row encoder's sign-and-magnitude form.
+            wide ??= readData(type, data, 'proof');
+            integerEncoder(wide[i] ?? null, lanes.load(i));
+            lanes.store(i);
+          }
+        });
+      };
+    case 'float':
+    case 'double':
+      return (data, lanes, rows) => {
+        if (!(data.values instanceof Float64Array || data.values instanceof Float32Array)) return fallback(data, lanes, rows);
+        const v = data.values;
+        eachValue(data, lanes, rows, (i) => {
+          const x = v[i];
+          F64[0] = x !== x ? Number.NaN : x;
+          lanes.word(i, 4);
+          lanes.word(i, F64_WORDS[0]);
+          lanes.word(i, F64_WORDS[1]);
+        });
+      };
+    case 'boolean':
+      return (data, lanes, rows) => {
+        if (!arrow.DataType.isBool(data.type)) return fallback(data, lanes, rows);
+        const bits = data.values as Uint8Array;
+        eachValue(data, lanes, rows, (i) => {
+          const b = data.offset + i;
+          lanes.word(i, 1);
+          lanes.word(i, (bits[b >> 3] >> (b & 7)) & 1);
+        });
+      };
+    case 'string':
+      return (data, lanes, rows) => {
+        if (!arrow.DataType.isUtf8(data.type)) return fallback(data, lanes, rows);
+        const offsets = data.valueOffsets as Int32Array;
+        const bytes = data.values as Uint8Array;
+        eachValue(data, lanes, rows, (i) => {
+          const s = offsets[i];
+          const e = offsets[i + 1];
+          let ascii = true;
+          for (let k = s; k < e; k++) {
+            if (bytes[k] >= 0x80) {
+              ascii = false;
+              break;
+            }
+          }
+          if (!ascii) {
+            // UTF-16 code units are what the row encoding hashes.
+            text(utf8.decode(bytes.subarray(s, e)), lanes.load(i));
+            lanes.store(i);
+            return;
+          }
+          lanes.word(i, 5);
+          lanes.word(i, e - s);
+          let k = s;
+          for (; k + 1 < e; k += 2) lanes.word(i, bytes[k] | (bytes[k + 1] << 16));
+          if (k < e) lanes.word(i, bytes[k]);
+        });
+      };
+    case 'uuid':
+      return (data, lanes, rows) => {
+        if (!arrow.DataType.isFixedSizeBinary(data.type)) return fallback(data, lanes, rows);
+        const bytes = data.values as Uint8Array;
+        eachValue(data, lanes, rows, (i) => {
+          text(uuidFromBytes(bytes.subarray(i * 16, i * 16 + 16)), lanes.load(i));
+          lanes.store(i);
+        });
+      };
+    case 'fixed':
+    case 'binary':
+      return (data, lanes, rows) => {
+        const fixed = arrow.DataType.isFixedSizeBinary(data.type);
+        if (!fixed && !arrow.DataType.isBinary(data.type)) return fallback(data, lanes, rows);
+        const bytes = data.values as Uint8Array;
+        const offsets = data.valueOffsets as Int32Array | undefined;
+        const width = fixed ? (data.type as arrow.FixedSizeBinary).byteWidth : 0;
+        eachValue(data, lanes, rows, (i) => {
+          const s = fixed ? i * width : offsets![i];
+          const e = fixed ? s + width : offsets![i + 1];
+          lanes.word(i, 6);
+          lanes.word(i, e - s);
+          let k = s;
+          for (; k + 3 < e; k += 4) lanes.word(i, bytes[k] | (bytes[k + 1] << 8) | (bytes[k + 2] << 16) | (bytes[k + 3] << 24));
+          if (k < e) {
+            let w = 0;
+            for (let sh = 0; k < e; k++, sh += 8) w |= bytes[k] << sh;
+            lanes.word(i, w);
+          }
+        });
+      };
+    case 'unknown':
+      return (data, lanes, rows) => {
+        const m = activeCount(rows, data.length);
+        for (let r = 0; r < m; r++) lanes.word(rows ? rows[r] : r, 0);
+      };
+    case 'struct': {
+      const fields = structColumnEncoder(type.fields);
+      return (data, lanes, rows) => {
+        if (!arrow.DataType.isStruct(data.type)) return fallback(data, lanes, rows);
+        const m = activeCount(rows, data.length);
+        const inner = new Int32Array(m);
+        let k = 0;
+        for (let r = 0; r < m; r++) {
+          const i = rows ? rows[r] : r;
+          if (!validAt(data, i)) {
+            lanes.word(i, 0);
+            continue;
+          }
+          lanes.word(i, 9);
+          inner[k++] = i;
+        }
+        fields(data.children, data.length, lanes, k === m && !rows ? null : inner.subarray(0, k));
+      };
+    }
+    default:
+      return fallback;
+  }
+}
+
+/**
+ * Encodes a struct's fields column by column, in ascending field id: `children` are the Arrow
+ * columns of its non-`unknown` fields, in field order (schema.ts's layout).
+ */
+function structColumnEncoder(fields: readonly NestedField[]): (children: readonly AnyData[], n: number, lanes: ColumnLanes, rows: Active) => void {
+  let column = 0;
+  const parts = fields
+    .map((f) => ({ id: f.id, column: f.type.type === 'unknown' ? -1 : column++, encode: columnEncoderFor(f.type) }))
+    .sort((x, y) => x.id - y.id);
+  return (children, n, lanes, rows) => {
+    const m = activeCount(rows, n);
+    for (const p of parts) {
+      for (let r = 0; r < m; r++) lanes.word(rows ? rows[r] : r, p.id);
+      if (p.column < 0) for (let r = 0; r < m; r++) lanes.word(rows ? rows[r] : r, 0);
+      else p.encode(children[p.column], lanes, rows);
+    }
+  };
+}
+
+/** Hashes every row of a batch (in `struct`'s Arrow layout, schema.ts) into a checksum. */
+export type BatchHashFunction = (batch: arrow.RecordBatch, into: RowSetChecksum) => void;
+
+/**
+ * The column-wise twin of `rowHasher`: a batch of `struct`'s Arrow layout adds to a checksum
+ * exactly what its rows would add through `rowHasher(struct, fieldIds)`.
+ */
+export function batchHasher(struct: StructType, fieldIds?: readonly number[]): BatchHashFunction {
+  if (fieldIds === undefined) {
+    const encode = structColumnEncoder(struct.fields);
+    return (batch, into) => {
+      const lanes = new ColumnLanes(batch.numRows);
+      encode(batch.data.children, batch.numRows, lanes, null);
+      lanes.finish(into);
+    };
+  }
+  const parts = hashedFields(struct, fieldIds).map(({ id, path, field: leaf }) => {
+    // The Arrow child index at each level of the path (unknown-typed fields have no column).
+    const steps: number[] = [];
+    let level: readonly NestedField[] = struct.fields;
+    for (const name of path) {
+      const at = level.findIndex((x) => x.name === name);
+      const field = level[at];
+      steps.push(field.type.type === 'unknown' ? -1 : level.slice(0, at).filter((x) => x.type.type !== 'unknown').length);
+      level = field.type.type === 'struct' ? field.type.fields : [];
+    }
+    return { id, steps, encode: columnEncoderFor(leaf.type) };
+  });
+  return (batch, into) => {
+    const n = batch.numRows;
+    const lanes = new ColumnLanes(n);
+    for (const p of parts) {
+      for (let i = 0; i < n; i++) lanes.word(i, p.id);
+      // Rows whose enclosing struct is null hash the value as null.
+      let data: AnyData | undefined;
+      let children: readonly AnyData[] = batch.data.children;
+      let rows: Active = null;
+      for (let s = 0; s < p.steps.length; s++) {
+        if (data) {
+          const m = activeCount(rows, n);
+          const kept = new Int32Array(m);
+          let k = 0;
+          for (let r = 0; r < m; r++) {
+            const i = rows ? rows[r] : r;
+            if (validAt(data, i)) kept[k++] = i;
+            else lanes.word(i, 0);
+          }
+          rows = kept.subarray(0, k);
+          children = data.children;
+        }
+        data = p.steps[s] < 0 ? undefined : children[p.steps[s]];
+        if (!data) break;
+      }
+      if (data) p.encode(data, lanes, rows);
+      else {
+        const m = activeCount(rows, n);
+        for (let r = 0; r < m; r++) lanes.word(rows ? rows[r] : r, 0);
+      }
+    }
+    lanes.finish(into);
+  };
+}
+
+/** The column-wise twin of `proofHasher`, for batches of `proofSchema`'s Arrow layout. */
+export function proofBatchHasher(schema: Schema, rowLineage: boolean): BatchHashFunction {
+  const { struct, ids } = proofFields(schema, rowLineage);
+  return batchHasher(struct, ids);
 }

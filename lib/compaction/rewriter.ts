@@ -10,6 +10,7 @@
  * index and the map's runs (sort: plus one sort run, see external-sort.ts).
  */
 import { randomUUID } from 'node:crypto';
+import type * as arrow from 'apache-arrow';
 import { IllegalStateError, IoError, ValidationError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
 import { normalizePath } from '../io/path.js';
@@ -20,17 +21,19 @@ import { FileContent, type DataFile } from '../iceberg/manifest.js';
 import { metricsConfigFromProperties, type MetricsConfig } from '../iceberg/metrics-config.js';
 import { isUnpartitioned, partitionKey, type PartitionSpec } from '../iceberg/partition.js';
 import type { FileScanTask } from '../iceberg/scan-planning.js';
-import type { Schema } from '../iceberg/schema.js';
+import { indexById, type Schema } from '../iceberg/schema.js';
 import { parseSortOrder, UNSORTED_ORDER, type SortOrder } from '../iceberg/sort-order.js';
 import { currentSchema, defaultSortOrder, specById, type TableMetadata } from '../iceberg/table-metadata.js';
 import type { StructType } from '../iceberg/types.js';
 import type { Row } from '../iceberg/values.js';
 import { RollingParquetWriter } from '../parquet/writer.js';
-import { readRows } from '../table/data-reader.js';
-import { partitioner, toDataFile } from '../table/data-writer.js';
-import { readTask, tableNameMapping } from '../table/scan.js';
+import { selectRuns, type Runs } from '../parquet/batches.js';
+import { rowsFromBatch } from '../parquet/values.js';
+import { readBatches } from '../table/data-reader.js';
+import { parquetWriteOptions, partitioner, toDataFile } from '../table/data-writer.js';
+import { readTaskBatches, tableNameMapping } from '../table/scan.js';
 import { DeleteFileCache } from '../table/delete-filter.js';
-import { proofHasher, proofSchema, RowSetChecksum } from './checksum.js';
+import { proofBatchHasher, proofHasher, proofSchema, RowSetChecksum } from './checksum.js';
 import { CompactionMapBuilder, compactionMapPath, safeName, writeCompactionMap } from './compaction-map.js';
 import { dataFileFromJson, dataFileToJson } from '../iceberg/data-file-json.js';
 import { ExternalSorter } from './external-sort.js';
@@ -97,34 +100,38 @@ export async function rewriteGroup(
       : undefined;
   let mapPath: string | undefined;
   try {
+    const hashBatch = proofBatchHasher(schema, lineage);
     const checkIn = new RowSetChecksum(proofHasher(schema, lineage));
     // A partition's delete files are parsed once for the whole group.
     const deleteCache = new DeleteFileCache();
     let dropPending = faults.dropRow === true;
     for (const task of tasks) {
-      for await (const rows of readTask(io, metadata, task, schema, {
+      for await (const live of readTaskBatches(io, metadata, task, schema, {
         ...(mapping ? { mapping } : {}),
         deleteCache,
         rowLineage: lineage,
-        positions: !sorter,
         batchSize,
       })) {
-        checkIn.addAll(rows);
-        if (dropPending && rows.length > 0) {
-          rows.shift();
+        hashBatch(live.batch, checkIn);
+        let { batch, runs } = live;
+        if (dropPending) {
+          batch = batch.slice(1, batch.numRows);
+          runs = dropFirstRow(runs);
           dropPending = false;
         }
-        if (sorter) await sorter.add(rows);
-        else await out.write(rows, task.dataFile.filePath);
+        if (batch.numRows === 0) continue;
+        // The sort strategy orders rows as objects (external-sort.ts); bin-pack stays columnar.
+        if (sorter) await sorter.add(rowsFromBatch(batch, writeSchema));
+        else await out.writeBatch(batch, task, runs);
       }
     }
-    if (sorter) for await (const rows of sorter.sorted()) await out.write(rows);
+    if (sorter) for await (const rows of sorter.sorted()) await out.writeRows(rows);
     const outputs = await out.close();
 
     // The proof: re-read what was written.
     const checkOut = new RowSetChecksum(proofHasher(schema, lineage));
     for (const f of outputs) {
-      for await (const batch of readRows(io, f, writeSchema, { batchSize })) checkOut.addAll(batch.rows);
+      for await (const { batch } of readBatches(io, f, writeSchema, { batchSize })) hashBatch(batch, checkOut);
     }
     const checksums = {
       rowsIn: String(checkIn.count),
@@ -227,16 +234,50 @@ export function deletesScopedToInputs(metadata: TableMetadata, group: FileGroup)
   return [...out.values()];
 }
 
-/** Input bytes plus the delete bytes read for them (a delete file shared by inputs is read per input). */
+/** Input bytes plus the delete bytes read for them: each delete file once (the group shares them), each deletion vector once. */
 function bytesRead(tasks: readonly FileScanTask[]): number {
   let n = 0;
+  const seen = new Set<string>();
   for (const t of tasks) {
     n += Number(t.dataFile.fileSizeInBytes);
     const dv = t.deletes.deletionVector?.file;
     if (dv) n += Number(dv.contentSizeInBytes ?? dv.fileSizeInBytes);
-    for (const d of [...t.deletes.positionDeletes, ...t.deletes.equalityDeletes]) n += Number(d.file.fileSizeInBytes);
+    for (const d of [...t.deletes.positionDeletes, ...t.deletes.equalityDeletes]) {
+      if (seen.has(d.file.filePath)) continue;
+      seen.add(d.file.filePath);
+      n += Number(d.file.fileSizeInBytes);
+    }
   }
   return n;
+}
+
+/** Runs without their first row. */
+function dropFirstRow(runs: Runs): Runs {
+  if (runs.count === 0) return runs;
+  if (runs.lengths[0] > 1) {
+    const starts = runs.starts.slice();
+    const lengths = runs.lengths.slice();
+    starts[0]++;
+    lengths[0]--;
+    return { starts, lengths, count: runs.count, rows: runs.rows - 1 };
+  }
+  return { starts: runs.starts.subarray(1), lengths: runs.lengths.subarray(1), count: runs.count - 1, rows: runs.rows - 1 };
+}
+
+/** Runs of consecutive values of `at(item)` over `items`, as batch row runs or file position runs. */
+function runsOf(items: readonly number[], at: (item: number) => number): Runs {
+  const starts: number[] = [];
+  const lengths: number[] = [];
+  for (const item of items) {
+    const v = at(item);
+    const last = starts.length - 1;
+    if (last >= 0 && starts[last] + lengths[last] === v) lengths[last]++;
+    else {
+      starts.push(v);
+      lengths.push(1);
+    }
+  }
+  return { starts: Int32Array.from(starts), lengths: Int32Array.from(lengths), count: starts.length, rows: items.length };
 }
 
 interface PartitionOutput {
@@ -258,6 +299,8 @@ class GroupWriter {
   private readonly locations: LocationProvider;
   private readonly uuid = randomUUID();
   private readonly prefix: string;
+  /** The top-level columns holding the spec's source fields (partitioning rows of another spec). */
+  private readonly sourceColumns: StructType;
   /** Every path handed to a writer, for cleanup. */
   private readonly started: string[] = [];
   private fileCount = 0;
@@ -268,7 +311,7 @@ class GroupWriter {
     private readonly plan: Plan,
     group: FileGroup,
     private readonly spec: PartitionSpec,
-    fixedPartition: Row | undefined,
+    private readonly fixedPartition: Row | undefined,
     private readonly schema: StructType,
     private readonly order: SortOrder,
     withMap: boolean,
@@ -276,6 +319,10 @@ class GroupWriter {
   ) {
     const table: Schema = currentSchema(metadata);
     this.partitionOf = fixedPartition ? () => fixedPartition : partitioner(this.spec, table);
+    const sourceIds = new Set(this.spec.fields.map((f) => f.sourceId));
+    const index = indexById(table);
+    const tops = new Set([...sourceIds].map((id) => index.get(id)?.path.split('.')[0]));
+    this.sourceColumns = { type: 'struct', fields: schema.fields.filter((f) => tops.has(f.name)) };
     this.map = withMap ? new CompactionMapBuilder(group.id, group.inputs.map((i) => i.file.filePath)) : undefined;
     this.prefix = safeName(group.id);
     const sortIds = defaultSortOrder(metadata).fields.map((f) => f.sourceId);
@@ -290,8 +337,8 @@ class GroupWriter {
     const paths: string[] = [];
     const writer = new RollingParquetWriter(this.io, this.schema, {
       targetFileSizeBytes: this.plan.policy.targetFileSizeBytes,
+      ...parquetWriteOptions(this.metadata),
       metricsConfig: this.metricsConfig,
-      compression: 'zstd',
       nextPath: (index) => {
         const name = `${this.prefix}-${String(this.fileCount++).padStart(5, '0')}-${this.uuid}.parquet`;
         const path = this.locations.newDataLocation(name, folder);
@@ -305,8 +352,8 @@ class GroupWriter {
     return o;
   }
 
-  /** Writes rows (in order); `sourceFile` with each row's `_pos` feeds the map. */
-  async write(rows: readonly Row[], sourceFile?: string): Promise<void> {
+  /** Writes rows in order (the sort strategy: no map). */
+  async writeRows(rows: readonly Row[]): Promise<void> {
     const byPartition = new Map<string, { partition: Row; rows: Row[] }>();
     for (const row of rows) {
       const partition = this.partitionOf(row);
@@ -316,20 +363,56 @@ class GroupWriter {
       g.rows.push(row);
     }
     for (const [key, g] of byPartition) {
-      const o = this.output(key, g.partition);
-      const finishedBefore = o.writer.files.length;
-      const startPos = o.writer.currentFileRecordCount;
-      await o.writer.writeRows(g.rows);
-      if (this.map && sourceFile !== undefined) this.record(o, g.rows, sourceFile, finishedBefore, startPos);
+      await this.output(key, g.partition).writer.writeRows(g.rows);
       this.checkFault();
     }
+  }
+
+  /**
+   * Writes the live rows of one input batch, in order; `runs` (file positions of the batch's
+   * rows) feed the map. A file's rows share its partition, so the partition is computed per
+   * row only when the input was written under another spec.
+   */
+  async writeBatch(batch: arrow.RecordBatch, task: FileScanTask, runs: Runs): Promise<void> {
+    const source = task.dataFile.filePath;
+    if (this.fixedPartition || this.spec.fields.length === 0 || task.dataFile.specId === this.spec.specId) {
+      const partition = this.fixedPartition ?? (this.spec.fields.length === 0 ? {} : task.dataFile.partition);
+      const key = this.spec.fields.length === 0 ? '' : partitionKey(this.spec.specId, partition);
+      await this.writeTo(this.output(key, partition), batch, source, runs);
+      return;
+    }
+    // Rows of an older spec: partition each row from its source columns, then write each partition's rows.
+    const rows = rowsFromBatch(batch, this.sourceColumns);
+    const positions = new Float64Array(batch.numRows);
+    for (let k = 0, i = 0; k < runs.count; k++) for (let j = 0; j < runs.lengths[k]; j++) positions[i++] = runs.starts[k] + j;
+    const byPartition = new Map<string, { partition: Row; rows: number[] }>();
+    rows.forEach((row, i) => {
+      const partition = this.partitionOf(row);
+      const key = partitionKey(this.spec.specId, partition);
+      let g = byPartition.get(key);
+      if (!g) byPartition.set(key, (g = { partition, rows: [] }));
+      g.rows.push(i);
+    });
+    for (const [key, g] of byPartition) {
+      const picked = runsOf(g.rows, (i) => i);
+      const sources = runsOf(g.rows, (i) => positions[i]);
+      await this.writeTo(this.output(key, g.partition), picked.count === 1 && picked.rows === batch.numRows ? batch : selectRuns(batch, picked), source, sources);
+    }
+  }
+
+  private async writeTo(o: PartitionOutput, batch: arrow.RecordBatch, sourceFile: string, runs: Runs): Promise<void> {
+    const finishedBefore = o.writer.files.length;
+    const startPos = o.writer.currentFileRecordCount;
+    await o.writer.write(batch);
+    if (this.map) this.record(o, batch.numRows, sourceFile, runs, finishedBefore, startPos);
+    this.checkFault();
   }
 
   /**
    * Where the rows of one write went: the rest of the file open before it (from `startPos`), any
    * files finished during it, then the file left open. Rolls happen only between rows.
    */
-  private record(o: PartitionOutput, rows: readonly Row[], sourceFile: string, finishedBefore: number, startPos: number): void {
+  private record(o: PartitionOutput, rows: number, sourceFile: string, runs: Runs, finishedBefore: number, startPos: number): void {
     const segments: { path: string; start: number; count: number }[] = [];
     const files = o.writer.files;
     let pos = startPos;
@@ -343,13 +426,26 @@ class GroupWriter {
       if (count > 0) segments.push({ path: o.paths[open], start: pos, count });
     }
     const total = segments.reduce((n, s) => n + s.count, 0);
-    if (total !== rows.length) {
-      throw new IllegalStateError(`compaction map bookkeeping: wrote ${rows.length} rows but the writer accounts for ${total}`);
+    if (total !== rows || runs.rows !== rows) {
+      throw new IllegalStateError(`compaction map bookkeeping: wrote ${rows} rows (${runs.rows} in source runs) but the writer accounts for ${total}`);
     }
     const map = this.map!;
-    let i = 0;
+    let k = 0;
+    let off = 0;
     for (const s of segments) {
-      for (let j = 0; j < s.count; j++, i++) map.add(sourceFile, Number(rows[i]._pos as bigint), s.path, s.start + j);
+      let left = s.count;
+      let target = s.start;
+      while (left > 0) {
+        const take = Math.min(left, runs.lengths[k] - off);
+        map.addRun(sourceFile, runs.starts[k] + off, s.path, target, take);
+        target += take;
+        left -= take;
+        off += take;
+        if (off === runs.lengths[k]) {
+          k++;
+          off = 0;
+        }
+      }
     }
   }
 

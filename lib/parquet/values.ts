@@ -88,7 +88,7 @@ export function matchChildren(fields: readonly NestedField[], arrowFields: reado
 }
 
 /** The value a field takes in a file that lacks its column: its initial default, else null. */
-function missingValue(f: NestedField): IcebergValue {
+export function missingValue(f: NestedField): IcebergValue {
   return f.initialDefault === undefined ? null : fromJsonValue(f.type, f.initialDefault);
 }
 

@@ -32,6 +32,8 @@ export interface ParquetWriterOptions {
   readonly rowGroupBytes?: number;
   /** Data page size limit in bytes (default 1 MiB). */
   readonly pageSizeBytes?: number;
+  /** Dictionary page size limit in bytes, past which a column falls back to plain encoding (default 1 MiB). */
+  readonly dictionaryPageSizeBytes?: number;
   /**
    * Dictionary-encode columns (default true, as Java does; a column falls back to plain
    * encoding once its dictionary passes 1 MiB). Off writes high-cardinality data about twice
@@ -79,6 +81,7 @@ function writerProperties(options: ParquetWriterOptions): pw.WriterProperties {
     .setMaxRowGroupBytes(options.rowGroupBytes ?? DEFAULT_ROW_GROUP_BYTES)
     .setCreatedBy(CREATED_BY);
   if (options.pageSizeBytes !== undefined) b = b.setDataPageSizeLimit(options.pageSizeBytes);
+  if (options.dictionaryPageSizeBytes !== undefined) b = b.setDictionaryPageSizeLimit(options.dictionaryPageSizeBytes);
   if (options.dictionary !== undefined) b = b.setDictionaryEnabled(options.dictionary);
   if (options.keyValueMetadata && options.keyValueMetadata.size > 0) b = b.setKeyValueMetadata(new Map(options.keyValueMetadata));
   return b.build();

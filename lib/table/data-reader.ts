@@ -7,7 +7,8 @@ import type { NestedField, StructType } from '../iceberg/types.js';
 import type { IcebergValue, Row } from '../iceberg/values.js';
 import { openParquet, readRowGroups, type ParquetFileReader } from '../parquet/reader.js';
 import { fieldIdOf } from '../parquet/schema.js';
-import { rowsFromBatch } from '../parquet/values.js';
+import { batchOf, conformColumn, constantColumn } from '../parquet/batches.js';
+import { matchChildren, missingValue, rowsFromBatch } from '../parquet/values.js';
 
 /** Rows of a file in order; `firstPos` is the file position of `rows[0]`. */
 export interface RowBatch {
@@ -42,6 +43,28 @@ export async function* readRows(
   projection: StructType,
   options: ReadRowsOptions = {},
 ): AsyncIterable<RowBatch> {
+  for await (const { batch, firstPos } of readBatches(io, file, projection, options)) {
+    yield { rows: rowsFromBatch(batch, projection), firstPos };
+  }
+}
+
+/** A batch of a file's rows in a projection's Arrow layout; `firstPos` is the file position of its first row. */
+export interface ConformedBatch {
+  readonly batch: arrow.RecordBatch;
+  readonly firstPos: number;
+}
+
+/**
+ * Reads a data or delete file as Arrow batches of `projection`'s layout (schema.ts), column by
+ * column: columns resolved as `readRows` resolves them (field id, else the name mapping),
+ * promoted, and the ones the file lacks filled from `constants` or their initial default.
+ */
+export async function* readBatches(
+  io: FileIO,
+  file: FileRef,
+  projection: StructType,
+  options: ReadRowsOptions = {},
+): AsyncIterable<ConformedBatch> {
   if (file.fileFormat.toUpperCase() !== 'PARQUET') {
     throw new UnsupportedError(`${file.fileFormat} files are not supported (packice reads Parquet data and delete files)`, {
       path: file.filePath,
@@ -50,24 +73,25 @@ export async function* readRows(
   const reader = await open(io, file);
   try {
     const resolved = resolveProjection(reader.arrowSchema, projection, options.nameMapping);
-    const missing = projection.fields.filter((f) => !resolved.present.has(f.id) && options.constants?.has(f.id));
+    const fields = projection.fields.filter((f) => f.type.type !== 'unknown');
+    const readFields = resolved.readSchema.fields.filter((f) => f.type.type !== 'unknown');
+    const fill = fields.map((f) => options.constants?.get(f.id) ?? missingValue(f));
     let pos = 0;
     const columns = [...resolved.columns];
-    // A read of no column still needs row counts: read the narrowest column instead.
     if (columns.length === 0 && reader.arrowSchema.fields.length > 0) columns.push(reader.arrowSchema.fields[0].name);
-    for await (const batch of readRowGroups(reader, {
+    for await (const raw of readRowGroups(reader, {
       columns,
       ...(options.batchSize ? { batchSize: options.batchSize } : {}),
       ...(options.rowGroups ? { rowGroups: options.rowGroups } : {}),
     })) {
-      let rows = rowsFromBatch(batch, resolved.readSchema);
-      if (resolved.renamed) rows = rows.map((r) => renameRow(r, resolved.readSchema, projection));
-      for (const f of missing) {
-        const v = options.constants!.get(f.id)!;
-        for (const r of rows) r[f.name] = v;
-      }
-      yield { rows, firstPos: pos };
-      pos += batch.numRows;
+      const n = raw.numRows;
+      const match = matchChildren(readFields, raw.schema.fields);
+      const data = fields.map((f, k) => {
+        const idx = resolved.present.has(f.id) ? match[k] : undefined;
+        return idx === undefined ? constantColumn(f.type, fill[k], n) : conformColumn(f.type, raw.data.children[idx], f.name);
+      });
+      yield { batch: batchOf(projection, data, n), firstPos: pos };
+      pos += n;
     }
   } finally {
     reader.close();
@@ -110,10 +134,8 @@ interface ResolvedProjection {
   readonly columns: readonly string[];
   /** Field ids found in the file. */
   readonly present: ReadonlySet<number>;
-  /** The schema rowsFromBatch reads with: the projection, under the file's column names. */
+  /** The projection under the file's column names. */
   readonly readSchema: StructType;
-  /** Set when readSchema names differ from the projection's. */
-  readonly renamed: boolean;
 }
 
 function resolveProjection(fileSchema: arrow.Schema, projection: StructType, mapping?: NameMapping): ResolvedProjection {
@@ -129,7 +151,7 @@ function resolveProjection(fileSchema: arrow.Schema, projection: StructType, map
         columns.push(col.name);
       }
     }
-    return { columns, present, readSchema: projection, renamed: false };
+    return { columns, present, readSchema: projection };
   }
   // No ids: the name mapping says which file column holds which field id; without a
   // mapping, columns resolve by the projection's current names.
@@ -142,16 +164,5 @@ function resolveProjection(fileSchema: arrow.Schema, projection: StructType, map
     columns.push(col.name);
     return { ...pf, name: col.name };
   });
-  return {
-    columns,
-    present,
-    readSchema: { type: 'struct', fields: readFields },
-    renamed: readFields.some((f, i) => f.name !== projection.fields[i].name),
-  };
-}
-
-function renameRow(r: Row, from: StructType, to: StructType): Row {
-  const out: Row = {};
-  for (let i = 0; i < from.fields.length; i++) out[to.fields[i].name] = r[from.fields[i].name] ?? null;
-  return out;
+  return { columns, present, readSchema: { type: 'struct', fields: readFields } };
 }

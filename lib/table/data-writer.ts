@@ -10,9 +10,51 @@ import { applyTransform } from '../iceberg/transform.js';
 import { currentSchema, defaultSortOrder, intProperty, specById, type TableMetadata } from '../iceberg/table-metadata.js';
 import { isPrimitive, type PrimitiveType, type StructType } from '../iceberg/types.js';
 import type { IcebergValue, Row } from '../iceberg/values.js';
-import { RollingParquetWriter, type WrittenFile } from '../parquet/writer.js';
+import { RollingParquetWriter, type ParquetCompression, type ParquetWriterOptions, type WrittenFile } from '../parquet/writer.js';
 
 export const DEFAULT_TARGET_FILE_SIZE = 512 * 1024 * 1024;
+
+const CODECS: Record<string, ParquetCompression> = {
+  zstd: 'zstd',
+  snappy: 'snappy',
+  gzip: 'gzip',
+  brotli: 'brotli',
+  lz4: 'lz4',
+  uncompressed: 'uncompressed',
+  none: 'uncompressed',
+};
+
+/**
+ * The Parquet writer settings a table's properties ask for (Java's `write.parquet.*` names):
+ * codec (default zstd), row-group size in bytes, page size and dictionary page size.
+ * `write.parquet.compression-level` cannot be honoured: parquet-wasm 0.8 has no level setting
+ * and writes ZSTD at level 1 (Java: 3).
+ */
+export function parquetWriteOptions(metadata: TableMetadata): Pick<
+  ParquetWriterOptions,
+  'compression' | 'rowGroupBytes' | 'pageSizeBytes' | 'dictionaryPageSizeBytes'
+> {
+  const codecName = (metadata.properties['write.parquet.compression-codec'] ?? 'zstd').toLowerCase();
+  const compression = CODECS[codecName];
+  if (compression === undefined) {
+    throw new ValidationError(`table property write.parquet.compression-codec="${codecName}" names no codec packice writes`, {
+      path: metadata.location,
+    });
+  }
+  const optional = (key: string): number | undefined => {
+    const v = intProperty(metadata, key, Number.NaN);
+    return Number.isNaN(v) ? undefined : v;
+  };
+  const rowGroupBytes = optional('write.parquet.row-group-size-bytes');
+  const pageSizeBytes = optional('write.parquet.page-size-bytes');
+  const dictionaryPageSizeBytes = optional('write.parquet.dict-size-bytes');
+  return {
+    compression,
+    ...(rowGroupBytes !== undefined ? { rowGroupBytes } : {}),
+    ...(pageSizeBytes !== undefined ? { pageSizeBytes } : {}),
+    ...(dictionaryPageSizeBytes !== undefined ? { dictionaryPageSizeBytes } : {}),
+  };
+}
 
 /** Computes a row's partition tuple under a spec, keyed by partition field name; source lookups resolved once. */
 export function partitioner(spec: PartitionSpec, schema: StructType): (row: Row) => Row {
@@ -115,6 +157,7 @@ export class PartitionedDataWriter {
         const folder = partitionFolder(this.spec, g.partition, this.schema);
         const sortIds = defaultSortOrder(this.metadata).fields.map((f) => f.sourceId);
         const writer = new RollingParquetWriter(this.io, this.schema, {
+          ...parquetWriteOptions(this.metadata),
           targetFileSizeBytes:
             this.options.targetFileSizeBytes ?? intProperty(this.metadata, 'write.target-file-size-bytes', DEFAULT_TARGET_FILE_SIZE),
           metricsConfig: metricsConfigFromProperties(this.metadata.properties, this.schema, sortIds),

@@ -11,7 +11,7 @@ import type { Row } from '../iceberg/values.js';
 import { readRows } from './data-reader.js';
 
 /** Equality deletes on one set of field ids: the canonical keys of the deleted rows. */
-interface EqualitySet {
+export interface EqualitySet {
   readonly fieldIds: readonly number[];
   readonly keys: Set<string>;
 }
@@ -28,6 +28,16 @@ export class DeleteFilter {
 
   get isEmpty(): boolean {
     return (this.positions === undefined || this.positions.cardinality() === 0) && this.equality.length === 0;
+  }
+
+  /** The equality deletes, one set of keys per list of field ids. */
+  get equalitySets(): readonly EqualitySet[] {
+    return this.equality;
+  }
+
+  /** Every deleted position, ascending (empty without position deletes). */
+  deletedPositions(): Float64Array {
+    return this.positions ? Float64Array.from(this.positions.positions()) : new Float64Array(0);
   }
 
   /** Field ids a reader must project (even if dropped from the schema) to test equality deletes. */

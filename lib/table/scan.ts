@@ -1,3 +1,4 @@
+import * as arrow from 'apache-arrow';
 import type { FileIO } from '../io/file-io.js';
 import type { FileScanTask } from '../iceberg/scan-planning.js';
 import { planFiles } from '../iceberg/scan-planning.js';
@@ -6,8 +7,11 @@ import { indexById, MetadataColumns } from '../iceberg/schema.js';
 import { currentSchema, type TableMetadata } from '../iceberg/table-metadata.js';
 import type { NestedField, StructType } from '../iceberg/types.js';
 import type { IcebergValue, Row } from '../iceberg/values.js';
-import { readRows } from './data-reader.js';
-import { DeleteFileCache, DeleteFilter, projectionOf } from './delete-filter.js';
+import { IllegalStateError } from '../errors.js';
+import { batchOf, selectRuns, type Runs } from '../parquet/batches.js';
+import { readData, rowsFromBatch } from '../parquet/values.js';
+import { readBatches } from './data-reader.js';
+import { DeleteFileCache, DeleteFilter, equalityKey, projectionOf } from './delete-filter.js';
 
 export interface ScanOptions {
   readonly snapshotId?: bigint;
@@ -53,8 +57,9 @@ export interface TaskReadOptions {
 }
 
 /**
- * The live rows of one scan task, batch by batch: the data file's rows minus
- * its position deletes, deletion vector and equality deletes.
+ * The live rows of one scan task, batch by batch, as row objects (readTaskBatches, one batch of
+ * rows at a time): the data file's rows minus its position deletes, deletion vector and
+ * equality deletes.
  */
 export async function* readTask(
   io: FileIO,
@@ -63,43 +68,18 @@ export async function* readTask(
   projection: StructType,
   options: TaskReadOptions = {},
 ): AsyncIterable<Row[]> {
-  const filter = await DeleteFilter.load(io, task.dataFile.filePath, task.deletes, metadata.schemas, options.deleteCache);
-  // Equality fields the projection lacks are read under hidden names, then dropped.
-  const projected = new Set(indexById(projection).keys());
-  const extra = filter.equalityFieldIds.filter((id) => !projected.has(id));
   const lineage = options.rowLineage === true;
-  const readFields: NestedField[] = [
-    ...projection.fields,
-    ...(extra.length > 0 ? projectionOf(extra, metadata.schemas, task.dataFile).fields : []),
-    ...(lineage ? [ROW_ID_FIELD, LAST_UPDATED_SEQUENCE_NUMBER_FIELD] : []),
-  ];
-  const readSchema: StructType = { type: 'struct', fields: readFields };
-  const accessors = accessorsFor(readSchema, filter.equalityFieldIds);
-  const hidden = readFields.slice(projection.fields.length).map((f) => f.name);
-  const firstRowId = task.dataFile.firstRowId ?? null;
-
-  for await (const batch of readRows(io, task.dataFile, readSchema, {
-    ...(options.mapping ? { nameMapping: options.mapping } : {}),
-    constants: identityConstants(task),
-    ...(options.batchSize ? { batchSize: options.batchSize } : {}),
-  })) {
-    const out: Row[] = [];
-    for (let i = 0; i < batch.rows.length; i++) {
-      const row = batch.rows[i];
-      const pos = batch.firstPos + i;
-      if (!filter.isEmpty && filter.isDeleted(pos, (id) => accessors.get(id)!(row))) continue;
-      if (lineage) {
-        // Null lineage values inherit from the file (spec "Row Lineage").
-        if (row._row_id === null) row._row_id = firstRowId === null ? null : firstRowId + BigInt(pos);
-        if (row._last_updated_sequence_number === null) {
-          row._last_updated_sequence_number = firstRowId === null ? null : task.dataSequenceNumber;
-        }
-      }
-      for (const h of hidden) if (!lineage || (h !== '_row_id' && h !== '_last_updated_sequence_number')) delete row[h];
-      if (options.positions) row._pos = BigInt(pos);
-      out.push(row);
+  const outSchema: StructType = {
+    type: 'struct',
+    fields: [...projection.fields, ...(lineage ? [ROW_ID_FIELD, LAST_UPDATED_SEQUENCE_NUMBER_FIELD] : [])],
+  };
+  for await (const { batch, runs } of readTaskBatches(io, metadata, task, projection, options)) {
+    const rows = rowsFromBatch(batch, outSchema);
+    if (options.positions) {
+      let i = 0;
+      for (let k = 0; k < runs.count; k++) for (let j = 0; j < runs.lengths[k]; j++) rows[i++]._pos = BigInt(runs.starts[k] + j);
     }
-    if (out.length > 0) yield out;
+    yield rows;
   }
 }
 
@@ -114,20 +94,148 @@ function identityConstants(task: FileScanTask): Map<number, IcebergValue> {
   return out;
 }
 
-/** Functions reading a field (top level or inside structs) from a row, by field id. */
-function accessorsFor(struct: StructType, ids: readonly number[]): Map<number, (r: Row) => unknown> {
-  const index = indexById(struct);
-  const out = new Map<number, (r: Row) => unknown>();
-  for (const id of ids) {
-    const path: string[] = [];
-    for (let cur = index.get(id); cur; cur = cur.parentId === undefined ? undefined : index.get(cur.parentId)) {
-      path.unshift(cur.field.name);
+/**
+ * Live rows of a task as Arrow: `batch` holds them in order (the projection's Arrow layout, then
+ * the lineage columns when asked for), and `runs` says where they came from: its k-th run is
+ * `lengths[k]` consecutive rows from file position `starts[k]`.
+ */
+export interface LiveBatch {
+  readonly batch: arrow.RecordBatch;
+  readonly runs: Runs;
+}
+
+/**
+ * The live rows of one scan task as Arrow batches, column by column: deleted positions cut the
+ * batch into runs of live rows (kept as slices, or copied run by run), equality deletes are
+ * probed on their key columns only, and null lineage values are filled from the file.
+ */
+export async function* readTaskBatches(
+  io: FileIO,
+  metadata: TableMetadata,
+  task: FileScanTask,
+  projection: StructType,
+  options: Omit<TaskReadOptions, 'positions'> = {},
+): AsyncIterable<LiveBatch> {
+  const filter = await DeleteFilter.load(io, task.dataFile.filePath, task.deletes, metadata.schemas, options.deleteCache);
+  const projected = new Set(indexById(projection).keys());
+  const extra = filter.equalityFieldIds.filter((id) => !projected.has(id));
+  const lineage = options.rowLineage === true;
+  const outFields: NestedField[] = [...projection.fields, ...(lineage ? [ROW_ID_FIELD, LAST_UPDATED_SEQUENCE_NUMBER_FIELD] : [])];
+  const readFields: NestedField[] = [...outFields, ...(extra.length > 0 ? projectionOf(extra, metadata.schemas, task.dataFile).fields : [])];
+  const readSchema: StructType = { type: 'struct', fields: readFields };
+  const outSchema: StructType = { type: 'struct', fields: outFields };
+  const outColumns = outFields.filter((f) => f.type.type !== 'unknown').length;
+  const deleted = filter.deletedPositions();
+  const equality = filter.equalitySets.map((set) => ({ keys: set.keys, fields: set.fieldIds.map((id) => keyColumn(readSchema, id)) }));
+  const firstRowId = task.dataFile.firstRowId ?? null;
+  let d = 0;
+
+  for await (const { batch: read, firstPos } of readBatches(io, task.dataFile, readSchema, {
+    ...(options.mapping ? { nameMapping: options.mapping } : {}),
+    constants: identityConstants(task),
+    ...(options.batchSize ? { batchSize: options.batchSize } : {}),
+  })) {
+    const n = read.numRows;
+    const end = firstPos + n;
+    // Dead rows of this batch: deleted positions, then equality matches among the rest.
+    let dead: Uint8Array | undefined;
+    while (d < deleted.length && deleted[d] < firstPos) d++;
+    for (; d < deleted.length && deleted[d] < end; d++) (dead ??= new Uint8Array(n))[deleted[d] - firstPos] = 1;
+    if (equality.length > 0) {
+      for (const e of equality) {
+        const columns = e.fields.map((f) => f(read));
+        const values = new Array<unknown>(columns.length);
+        for (let i = 0; i < n; i++) {
+          if (dead?.[i] === 1) continue;
+          for (let c = 0; c < columns.length; c++) values[c] = columns[c][i];
+          if (e.keys.has(equalityKey(values))) (dead ??= new Uint8Array(n))[i] = 1;
+        }
+      }
     }
-    out.set(id, (r) => {
-      let v: unknown = r;
-      for (const p of path) v = v === null || v === undefined ? null : (v as Row)[p];
-      return v ?? null;
-    });
+    const children = read.data.children.slice(0, outColumns);
+    if (lineage) {
+      const at = outColumns - 2;
+      children[at] = inherit(children[at], (i) => (firstRowId === null ? null : firstRowId + BigInt(firstPos + i)));
+      children[at + 1] = inherit(children[at + 1], () => (firstRowId === null ? null : task.dataSequenceNumber));
+    }
+    const same = children.length === read.data.children.length && children.every((c, i) => c === read.data.children[i]);
+    const out = same ? read : batchOf(outSchema, children, n);
+    const runs = liveRuns(dead, n);
+    if (runs.rows === 0) continue;
+    const fileRuns: Runs = { ...runs, starts: runs.starts.map((s) => s + firstPos) };
+    yield { batch: selectRuns(out, runs), runs: fileRuns };
   }
-  return out;
+}
+
+/** Runs of rows not marked dead. */
+function liveRuns(dead: Uint8Array | undefined, n: number): Runs {
+  if (!dead) return { starts: Int32Array.of(0), lengths: Int32Array.of(n), count: 1, rows: n };
+  const starts: number[] = [];
+  const lengths: number[] = [];
+  let rows = 0;
+  for (let i = 0; i < n; ) {
+    while (i < n && dead[i] === 1) i++;
+    const s = i;
+    while (i < n && dead[i] === 0) i++;
+    if (i > s) {
+      starts.push(s);
+      lengths.push(i - s);
+      rows += i - s;
+    }
+  }
+  return { starts: Int32Array.from(starts), lengths: Int32Array.from(lengths), count: starts.length, rows };
+}
+
+/** A long column with its null values replaced by `value(i)` where that gives one (row lineage inheritance). */
+function inherit(data: arrow.Data, value: (i: number) => bigint | null): arrow.Data {
+  if (data.nullCount === 0) return data;
+  const n = data.length;
+  const src = data.values as BigInt64Array;
+  const out = new BigInt64Array(n);
+  const bitmap = new Uint8Array((n + 7) >> 3);
+  let nulls = 0;
+  for (let i = 0; i < n; i++) {
+    const bit = data.offset + i;
+    const valid = data.nullBitmap !== undefined && data.nullBitmap.length > 0 && (data.nullBitmap[bit >> 3] & (1 << (bit & 7))) !== 0;
+    const v = valid ? src[i] : value(i);
+    if (v === null) {
+      nulls++;
+      continue;
+    }
+    out[i] = v;
+    bitmap[i >> 3] |= 1 << (i & 7);
+  }
+  return arrow.makeData({ type: new arrow.Int64(), length: n, nullCount: nulls, ...(nulls > 0 ? { nullBitmap: bitmap } : {}), data: out }).clone(data.type);
+}
+
+/** Reads the values of field `id` (top level or inside structs) from batches of `schema`'s layout; null under a null struct. */
+function keyColumn(schema: StructType, id: number): (batch: arrow.RecordBatch) => unknown[] {
+  const index = indexById(schema);
+  const entry = index.get(id);
+  if (!entry) throw new IllegalStateError(`equality field ${id} is not in the read schema`);
+  const names = entry.path.split('.');
+  return (batch) => {
+    let level: readonly NestedField[] = schema.fields;
+    let children: readonly arrow.Data[] = batch.data.children;
+    const parents: arrow.Data[] = [];
+    let data: arrow.Data | undefined;
+    names.forEach((name, k) => {
+      const at = level.findIndex((f) => f.name === name);
+      const field = level[at];
+      data = children[level.slice(0, at).filter((f) => f.type.type !== 'unknown').length];
+      if (k < names.length - 1 && field.type.type === 'struct') {
+        parents.push(data);
+        level = field.type.fields;
+        children = data.children;
+      }
+    });
+    const values: unknown[] = readData(entry.field.type, data!, entry.path);
+    for (const p of parents) {
+      for (let i = 0; i < values.length; i++) {
+        const bit = p.offset + i;
+        if (p.nullCount > 0 && (p.nullBitmap![bit >> 3] & (1 << (bit & 7))) === 0) values[i] = null;
+      }
+    }
+    return values;
+  };
 }

@@ -207,14 +207,20 @@ async function checkOutputs(t: Table, group: FileGroup, result: GroupResult): Pr
   }
 }
 
+/** Data bytes plus delete bytes, each delete file counted once per group (it is read once), each DV once per input. */
 function expectedBytesRead(group: FileGroup, mode: 'major' | 'minor'): number {
   let n = 0;
+  const seen = new Set<string>();
   for (const i of group.inputs) {
     n += Number(i.file.fileSizeInBytes);
     const dv = i.deletes.find((d) => d.file.fileFormat === 'PUFFIN');
     for (const d of i.deletes) {
       if (d.file.content === FileContent.EqualityDeletes && mode === 'minor') continue;
       if (dv && d.file.fileFormat !== 'PUFFIN' && d.file.content === FileContent.PositionDeletes) continue;
+      if (d.file.fileFormat !== 'PUFFIN') {
+        if (seen.has(d.file.filePath)) continue;
+        seen.add(d.file.filePath);
+      }
       n += Number(d.file.fileFormat === 'PUFFIN' ? d.file.contentSizeInBytes : d.file.fileSizeInBytes);
     }
   }
