@@ -181,7 +181,7 @@ async function buildChange(
       committed.push(group.id);
       continue;
     }
-    const check = validateGroup(group, result, outputs, live, concurrentDeletes, specsById(m));
+    const check = validateGroup(group, result, outputs, live, concurrentDeletes, specsById(m), plan.policy.strategy === 'sort');
     const reason = check.reason ?? validateObsoleteDeletes(group, result, m);
     if (reason !== undefined) {
       aborted.push({ groupId: group.id, reason });
@@ -246,6 +246,7 @@ function validateGroup(
   live: ReadonlyMap<string, { readonly dataFile: DataFile; readonly dataSequenceNumber: bigint }>,
   concurrent: readonly DeleteFileRef[],
   specs: ReadonlyMap<number, PartitionSpec>,
+  sorted: boolean,
 ): { reason?: string; rebase: DataFile[] } {
   const rebase = new Map<string, DataFile>();
   for (const input of group.inputs) {
@@ -274,10 +275,14 @@ function validateGroup(
       const reaches = target !== undefined ? normalizePath(target) === path : samePartition(f);
       if (reaches && d.dataSequenceNumber >= task.dataSequenceNumber) {
         if (result.compactionMap === undefined) {
+          // The operator reads this in the summary: say what happened, why, and what to do.
+          const why = sorted
+            ? 'a sort rewrite reorders rows and writes no compaction map, so the delete cannot be rebased onto its outputs'
+            : 'the rewrite wrote no compaction map to rebase it through';
           return {
             reason:
               `a ${isDeletionVector(f) ? 'deletion vector' : 'position delete'} for input ${input.file.filePath} was committed concurrently (${f.filePath}); ` +
-              'the rewrite wrote no compaction map to rebase it through (a sort rewrite reorders rows); retry after it',
+              `${why}: this group's rewrite is discarded and the delete kept; compact again to rewrite these files`,
             rebase: [],
           };
         }
