@@ -10,7 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadTable } from '../../lib/catalog/table.js';
-import { formatRunReport } from '../../lib/cli/format.js';
+import { compactSummary, formatRunReport, type CompactGroupSummary } from '../../lib/cli/format.js';
 import { commitCompaction } from '../../lib/compaction/commit.js';
 import type { CompactionCommitResult, GroupResult, Plan } from '../../lib/compaction/messages.js';
 import { stringifyJson } from '../../lib/iceberg/json.js';
@@ -74,8 +74,16 @@ describe('a sort rewrite meets a concurrent delete', () => {
       expect(reason).toContain('a sort rewrite reorders rows and writes no compaction map, so the delete cannot be rebased onto its outputs');
       expect(reason).toContain("this group's rewrite is discarded and the delete kept; compact again to rewrite these files");
 
-      // The same reason in the summary `packice compact` prints.
-      expect(formatRunReport({ plan, results, commit, summary: SUMMARY }, false)).toContain(`  aborted   ${groupA.id}: ${reason}`);
+      // The same reason in the summary `packice compact` prints, and per group in `compact --json`.
+      const report = { plan, results, commit, summary: SUMMARY };
+      expect(formatRunReport(report, false)).toContain(`  aborted   ${groupA.id}: ${reason}`);
+      const { groups } = compactSummary(report, false) as { groups: CompactGroupSummary[] };
+      expect(groups.map((g) => [g.id, g.status, g.reason])).toEqual(
+        expect.arrayContaining([
+          [groupA.id, 'aborted', reason],
+          [groupB.id, 'committed', undefined],
+        ]),
+      );
 
       // The writer's delete is kept, no deleted row comes back; partition b is one sorted file now.
       expect(await ids(location)).toEqual(LIVE.filter((i) => i !== 2 && i !== 4));
