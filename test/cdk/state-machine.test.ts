@@ -44,8 +44,12 @@ beforeAll(async () => {
   retainedLocation = `s3://${tableBucket}/warehouse/db/retained`;
   const app = new App({ outdir: tempDir('packice-sfn-') });
   // Compaction runs on any location its input names; retention on the configured tables.
+  // Plans above 24 KiB go through the Distributed Map: the wide table's do, the small tables' do not.
   stack = new PackiceStack(app, 'Packice', {
-    maintenance: { tables: [{ location: retainedLocation, retention: { maxSnapshotAge: Duration.days(1), horizons: [Duration.days(3)] } }] },
+    maintenance: {
+      tables: [{ location: retainedLocation, retention: { maxSnapshotAge: Duration.days(1), horizons: [Duration.days(3)] } }],
+      inlinePlanBudgetBytes: INLINE_TEST_BUDGET,
+    },
   });
   deployment = await LocalDeployment.deploy(stack, { functionS3Endpoint: interposer.endpoint });
   compaction = deployment.stateMachine(stack.maintenance.stateMachine);
