@@ -25,13 +25,11 @@ import { deleteWhere } from '../../lib/compaction/row-delta.js';
 import { DataFileRemovedError } from '../../lib/errors.js';
 import { fileIOFor } from '../../lib/io/index.js';
 import { normalizePath } from '../../lib/io/path.js';
-import type { DataFile } from '../../lib/iceberg/manifest.js';
-import { partitionKey } from '../../lib/iceberg/partition.js';
 import { planFiles } from '../../lib/iceberg/scan-planning.js';
 import { currentSchema, specById } from '../../lib/iceberg/table-metadata.js';
 import type { Row } from '../../lib/iceberg/values.js';
 import { planStep, rewriteStep } from '../../lib/pipeline/steps.js';
-import { partitionOf, writeDataFiles } from '../../lib/table/data-writer.js';
+import { writeDataFiles } from '../../lib/table/data-writer.js';
 import { writeEqualityDeleteFile } from '../../lib/table/delete-writer.js';
 import { commitChanges, createNewTable } from '../../lib/table/operations.js';
 import { relocateTable } from '../../lib/table/relocate.js';
@@ -192,9 +190,9 @@ class Writer {
     });
   }
 
-  /** Up to `n` distinct ids the model holds live now (other writers may delete them meanwhile). */
-  private pickLive(n: number): Row[] {
-    const live = this.soak.live();
+  /** Up to `n` distinct rows the model holds live now (other writers may delete them meanwhile). */
+  private pickLive(n: number, category?: string): Row[] {
+    const live = this.soak.live().filter((r) => category === undefined || r.category === category);
     const picked: Row[] = [];
     for (let i = 0; i < n && live.length > 0; i++) picked.push(live.splice(this.int(live.length), 1)[0]);
     return picked;
@@ -243,30 +241,25 @@ class Writer {
     }
   }
 
-  /** Equality deletes on `id` (with `category`, the partition source), one file per partition. */
-  private async equalityDelete(): Promise<void> {
-    const doomed = this.pickLive(1 + this.int(4));
+  /** Equality deletes on `id` (with `category`, the partition source) of rows of one partition. */
+  private async equalityDelete(): Promise<boolean> {
+    const category = CATEGORIES[this.int(CATEGORIES.length)];
+    const doomed = this.pickLive(1 + this.int(4), category);
+    if (doomed.length === 0) return false;
     const t = await this.soak.table();
     const m = t.metadata;
     const schema = currentSchema(m);
     const spec = specById(m, m.defaultSpecId);
-    const groups = new Map<string, { partition: Row; rows: Row[] }>();
-    for (const r of doomed) {
-      const partition = partitionOf(spec, schema, r);
-      const key = partitionKey(spec.specId, partition);
-      let g = groups.get(key);
-      if (!g) groups.set(key, (g = { partition, rows: [] }));
-      g.rows.push({ id: r.id, category: r.category });
-    }
-    const files: DataFile[] = [];
-    for (const g of groups.values()) files.push(await writeEqualityDeleteFile(t.io, m, schema, spec, g.partition, [1], g.rows));
+    const keys = doomed.map((r) => ({ id: r.id, category: r.category }));
+    const file = await writeEqualityDeleteFile(t.io, m, schema, spec, { category }, [1], keys);
     let attempts = 0;
     await commitChanges(t, () => {
       attempts++;
-      return { addedDeleteFiles: files, operation: 'delete' };
+      return { addedDeleteFiles: [file], operation: 'delete' };
     });
     this.soak.attempts(attempts);
     this.soak.deletedIds(doomed.map((r) => r.id as bigint));
+    return true;
   }
 
   /**
@@ -300,15 +293,16 @@ class Writer {
     if (op === 'append') await this.append();
     else if (op === 'position-delete') {
       if (!(await this.positionDelete())) return;
-    } else if (op === 'equality-delete') await this.equalityDelete();
-    else await this.overwrite();
+    } else if (op === 'equality-delete') {
+      if (!(await this.equalityDelete())) return;
+    } else await this.overwrite();
     this.soak.report.writerCommits[op]++;
   }
 
   async run(): Promise<void> {
     for (let i = 0; i < WRITER_OPS && this.soak.inBudget(); i++) {
       await this.op();
-      await delay(this.int(50));
+      await delay(50 + this.int(200));
     }
   }
 }
