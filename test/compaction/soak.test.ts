@@ -191,8 +191,9 @@ class Writer {
   }
 
   /** Up to `n` distinct rows the model holds live now (other writers may delete them meanwhile). */
-  private pickLive(n: number, category?: string): Row[] {
-    const live = this.soak.live().filter((r) => category === undefined || r.category === category);
+  private pickLive(n: number, category?: string, oldest = false): Row[] {
+    let live = this.soak.live().filter((r) => category === undefined || r.category === category);
+    if (oldest) live = live.slice(0, Math.ceil(live.length / 2));
     const picked: Row[] = [];
     for (let i = 0; i < n && live.length > 0; i++) picked.push(live.splice(this.int(live.length), 1)[0]);
     return picked;
@@ -214,8 +215,9 @@ class Writer {
 
   /** `deleteWhere`, half the time on the snapshot a committed compaction started from. */
   private async positionDelete(): Promise<boolean> {
-    const ids = new Set(this.pickLive(1 + this.int(4)).map((r) => r.id as bigint));
     const stale = this.soak.compactedFrom.length > 0 && this.int(2) === 0 ? this.soak.compactedFrom.at(-1 - this.int(Math.min(2, this.soak.compactedFrom.length))) : undefined;
+    // On an older snapshot, older rows (lower ids) are the ones likely to be there.
+    const ids = new Set(this.pickLive(1 + this.int(4), undefined, stale !== undefined).map((r) => r.id as bigint));
     const matched = new Set<bigint>();
     try {
       const r = await deleteWhere(
