@@ -349,7 +349,6 @@ describe('soak: concurrent writers and repeated compactions on moto S3', () => {
       for await (const r of scanRows(t.io, t.metadata)) rows.push(r);
       expect(sortById(rows)).toEqual(soak.live());
 
-      expect(soak.report.writerRebasedPositions).toBeGreaterThan(0);
       expect(soak.report.commitRebases + soak.report.writerRebasedPositions).toBeGreaterThan(0);
       expect(soak.report.groupsCommitted).toBeGreaterThan(0);
       // Aborts are genuine conflicts only: an input (or the file a delete aimed at) an overwrite removed.
