@@ -61,8 +61,9 @@ afterAll(async () => {
 });
 
 /**
- * A table whose plan cannot travel in the state: `partitions` partitions of two files each (one
- * group each), 48 string columns, so every file's entry carries 48 columns of metrics.
+ * A table whose plan goes over the test deployment's inline budget: `partitions` partitions of two
+ * files each (one group each), 48 string columns (plans carry no column metrics, so the width
+ * only adds to the results' size).
  */
 async function wideTable(io: FileIO, location: string, partitions: number): Promise<void> {
   const columns = 48;
