@@ -124,8 +124,9 @@ export function fileFacts(metadata: TableMetadata, scan: ScanPlan, policy: Resol
 }
 
 /**
- * The files grouped by partition, in the order of each partition's first file; only the
- * partitions `filter` selects when one is given.
+ * The files grouped by partition, in the order of each partition's first file; when a filter is
+ * given, only the files it selects (those whose rows may match) and the partitions that keep one.
+ * A partition's last commit counts all its files.
  */
 export function partitionsOf(metadata: TableMetadata, facts: readonly FileFacts[], filter?: PartitionFilter): PartitionFacts[] {
   const byKey = new Map<string, FileFacts[]>();
@@ -136,11 +137,12 @@ export function partitionsOf(metadata: TableMetadata, facts: readonly FileFacts[
   }
   const times = new Map(metadata.snapshots.map((s) => [s.snapshotId, s.timestampMs]));
   const out: PartitionFacts[] = [];
-  for (const [key, files] of byKey) {
+  for (const [key, all] of byKey) {
+    const files = filter ? all.filter((f) => filter.mayMatch(f.task.dataFile)) : all;
+    if (files.length === 0) continue;
     const first = files[0];
-    if (filter && !filter.matches(first.partition)) continue;
     let last: number | undefined;
-    for (const f of files) {
+    for (const f of all) {
       const id = f.task.snapshotId;
       // A file whose snapshot has expired was added before every snapshot still held.
       const t = id === null ? undefined : times.get(id);

@@ -102,7 +102,8 @@ export async function tableHealth(
   options: { readonly nowMs?: number } = {},
 ): Promise<TableHealth> {
   const resolved = resolvePolicy(metadata, policy);
-  const scan = await planFiles(io, metadata, undefined, { columnStats: false });
+  // Every manifest: the table figures are the whole table's, the partitions those --where selects.
+  const scan = await planFiles(io, metadata, undefined, { columnStats: resolved.filter?.usesColumnMetrics ?? false });
   const facts = fileFacts(metadata, scan, resolved.policy);
   const request = { table: { location: metadata.location }, policy: resolved.policy };
   const plan = planFromScan(metadata, scan, request, resolved, options.nowMs ?? Date.now(), facts);

@@ -18,6 +18,7 @@ import { specsById, type TableMetadata } from '../iceberg/table-metadata.js';
 import { dataFileToJson } from '../iceberg/data-file-json.js';
 import { FILE_REASONS, fileFacts, partitionsOf, type FileFacts, type PartitionFacts } from './file-facts.js';
 import type { DataFileJson, FileGroup, GroupEstimate, GroupInput, Plan, PlanRequest, TableSummary } from './messages.js';
+import { scopeScan } from './partition-filter.js';
 import { resolvePolicy, type ResolvedPolicy, type TablePolicy } from './policy.js';
 
 function cmp(a: string, b: string): number {
@@ -32,9 +33,13 @@ export async function planCompaction(
   options: { readonly nowMs?: number } = {},
 ): Promise<Plan> {
   const resolved = resolvePolicy(metadata, request.policy);
-  // The planner needs no column metrics: data files are read without them (as Java's planFiles).
-  const scan = await planFiles(io, metadata, undefined, { columnStats: false });
-  return planFromScan(metadata, scan, request, resolved, options.nowMs ?? Date.now());
+  const filter = resolved.filter;
+  // The planner needs no column metrics (as Java's planFiles) unless --where names a column.
+  const scan = await planFiles(io, metadata, undefined, {
+    columnStats: filter?.usesColumnMetrics ?? false,
+    ...(filter ? { mayMatchManifest: filter.mayMatchManifest } : {}),
+  });
+  return planFromScan(metadata, filter ? scopeScan(metadata, scan, filter) : scan, request, resolved, options.nowMs ?? Date.now());
 }
 
 /**

@@ -8,7 +8,7 @@ import { ValidationError } from '../errors.js';
 import { parseSortOrder } from '../iceberg/sort-order.js';
 import { currentSchema, defaultSortOrder, intProperty, type TableMetadata } from '../iceberg/table-metadata.js';
 import type { CompactionPolicy, Plan } from './messages.js';
-import { parsePartitionFilter, partitionFieldNames, type PartitionFilter } from './partition-filter.js';
+import { parsePartitionFilter, type PartitionFilter } from './partition-filter.js';
 
 export type ResolvedPolicy = Plan['policy'];
 
@@ -16,7 +16,7 @@ export type ResolvedPolicy = Plan['policy'];
 export interface TablePolicy {
   /** Every field set: what the Plan message carries. */
   readonly policy: ResolvedPolicy;
-  /** `policy.where` parsed against the table's partition fields, once; undefined when unset. */
+  /** `policy.where` bound to the table's partition fields and columns, once; undefined when unset. */
   readonly filter: PartitionFilter | undefined;
 }
 
@@ -126,6 +126,6 @@ export function resolvePolicy(metadata: TableMetadata, policy: CompactionPolicy 
   } else if (resolved.strategy === 'sort' && defaultSortOrder(metadata).fields.length === 0) {
     bad(`'strategy' is sort but the table has no sort order (its default order is unsorted): give one as 'sort-order' (e.g. "ts ASC NULLS LAST, id DESC"), or set the table's`);
   }
-  const filter = resolved.where === undefined ? undefined : parsePartitionFilter(resolved.where, partitionFieldNames(metadata), metadata.location);
+  const filter = resolved.where === undefined ? undefined : parsePartitionFilter(resolved.where, metadata);
   return { policy: resolved, filter };
 }

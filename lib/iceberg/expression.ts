@@ -1,8 +1,8 @@
 /**
  * Row filter expressions (Iceberg's `expressions` package, in small): the `--where` language,
- * parsed to an unbound expression over names, then bound either to a schema's columns (typed
- * literals, evaluated on rows) or to partition field names (evaluated on partition tuples in
- * their JSON single-value form, spec Appendix D).
+ * parsed to an unbound expression over names, then bound to a schema's columns (typed literals,
+ * evaluated on rows, here) or to a table's columns and partition fields (evaluated on partitions,
+ * file metrics and manifest summaries: projections.ts).
  *
  *   expr    := and ('or' and)*
  *   and     := unary ('and' unary)*
@@ -14,7 +14,6 @@
  * Keywords are case-insensitive; a name may be double-quoted ("a.b" names a nested column). As
  * in SQL a null value satisfies no comparison; `= null` and `!= null` mean `is [not] null`.
  */
-import { isLosslessNumber } from 'lossless-json';
 import { InvalidArgumentError, ValidationError } from '../errors.js';
 import { fromJsonValue } from './json-single-value.js';
 import { isPrimitive, primitiveToString, type IcebergType, type PrimitiveType, type StructType } from './types.js';
@@ -63,7 +62,7 @@ type Token =
   | { kind: 'op'; text: string; pos: number }
   | { kind: 'end'; text: string; pos: number };
 
-function failer(text: string, label: string, path: string | undefined): (message: string, pos?: number) => never {
+export function failer(text: string, label: string, path: string | undefined): (message: string, pos?: number) => never {
   return (message, pos) => {
     const where = pos === undefined || pos >= text.length ? '' : ` at position ${pos + 1}`;
     throw new ValidationError(`${label} "${text}": ${message}${where}`, path !== undefined ? { path } : {});
@@ -181,6 +180,31 @@ export function termsOf(e: UnboundExpression): string[] {
   };
   visit(e);
   return [...out];
+}
+
+const NEGATED: Readonly<Record<ComparisonOp, ComparisonOp>> = { '=': '!=', '!=': '=', '<': '>=', '<=': '>', '>': '<=', '>=': '<' };
+
+/**
+ * Pushes every `not` down to the predicates (Java's RewriteNot): `not (a < 1)` is `a >= 1`,
+ * `not (x and y)` is `not x or not y`. Evaluators that answer "may match" need it: the
+ * negation of "may match" is not "may not match". A null satisfies neither `a < 1` nor
+ * `a >= 1`, as in SQL, where `not (null < 1)` is unknown too.
+ */
+export function rewriteNot(e: UnboundExpression, negate = false): UnboundExpression {
+  switch (e.type) {
+    case 'and':
+    case 'or': {
+      const type = negate ? (e.type === 'and' ? 'or' : 'and') : e.type;
+      return { type, left: rewriteNot(e.left, negate), right: rewriteNot(e.right, negate) };
+    }
+    case 'not':
+      return rewriteNot(e.inner, !negate);
+    case 'cmp':
+      return negate ? { ...e, op: NEGATED[e.op] } : e;
+    case 'in':
+    case 'null':
+      return negate ? { ...e, negated: !e.negated } : e;
+  }
 }
 
 function describe(t: Token): string {
@@ -350,7 +374,7 @@ function bound<R>(e: Expression, root: Bound): BoundExpression<R> {
 /**
  * Resolves every name to a column of `schema` (top level, or a dotted path through structs) and
  * converts each literal to the column's type: numbers for int, long, float, double and decimal;
- * strings for string, uuid, date (`'2024-03-01'`), time, timestamps (ISO-8601; with an offset for
+ * strings for string, decimal (`'12.50'`), uuid, date (`'2024-03-01'`), time, timestamps (ISO-8601; with an offset for
  * timestamptz) and binary/fixed (hex); true/false for boolean. Anything else is a type mismatch,
  * an error naming the column, the literal and both types.
  */
@@ -385,14 +409,14 @@ export function bindToSchema(e: Expression, schema: StructType): BoundExpression
 }
 
 const NUMERIC_TYPES = new Set(['int', 'long', 'float', 'double', 'decimal']);
-const STRING_TYPES = new Set(['string', 'uuid', 'date', 'time', 'timestamp', 'timestamptz', 'timestamp_ns', 'timestamptz_ns', 'binary', 'fixed']);
+const STRING_TYPES = new Set(['string', 'decimal', 'uuid', 'date', 'time', 'timestamp', 'timestamptz', 'timestamp_ns', 'timestamptz_ns', 'binary', 'fixed']);
 
-function literalKind(l: Literal): string {
+export function literalKind(l: Literal): string {
   return l.kind === 'number' ? 'a number' : l.kind === 'string' ? 'a string' : l.kind === 'boolean' ? 'a boolean' : 'null';
 }
 
 /** The literal as a value of the column's type (values.ts), or a type-mismatch error. */
-function literalValue(column: string, type: PrimitiveType, lit: Literal, fail: (message: string) => never): IcebergValue {
+export function literalValue(column: string, type: PrimitiveType, lit: Literal, fail: (message: string) => never): IcebergValue {
   const typeName = primitiveToString(type);
   const mismatch = (why?: string): never =>
     fail(`cannot compare column ${column} (${typeName}) with ${literalToString(lit)} (${literalKind(lit)})${why ? `: ${why}` : ''}`);
@@ -451,71 +475,4 @@ function compareTyped(v: IcebergValue, lit: IcebergValue): number | undefined {
     return v.length - lit.length;
   }
   return undefined;
-}
-
-// ---- Binding to partition fields: untyped, evaluated on JSON single values ----
-
-/**
- * Resolves every name to one of `fieldNames` (partition fields) and compares JSON single values
- * loosely: numbers numerically (also a decimal's JSON text against a number literal), strings by
- * code unit, so ISO dates and timestamps order correctly. A field a record lacks (a file of an
- * older spec) is null.
- */
-export function bindToNames(e: Expression, fieldNames: readonly string[], noun = 'partition field'): BoundExpression<Readonly<Record<string, unknown>>> {
-  const fail = failer(e.text, e.label, e.path);
-  const known = new Set(fieldNames);
-  const root = bindTree(e.root, (term) => {
-    if (!known.has(term)) {
-      fail(
-        fieldNames.length === 0
-          ? `unknown ${noun} "${term}": the table is not partitioned`
-          : `unknown ${noun} "${term}"; ${noun}s: ${fieldNames.join(', ')}`,
-      );
-    }
-    return { get: (r: unknown) => (r as Record<string, unknown>)[term], comparator: (lit) => (v) => compareLoose(v, lit) };
-  });
-  return bound(e, root);
-}
-
-const NUMERIC = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
-const INTEGER = /^[+-]?\d+$/;
-
-/** The text of a numeric JSON value (number, bigint or lossless number), else undefined. */
-function numberText(v: unknown): string | undefined {
-  if (typeof v === 'number') return Number.isFinite(v) ? String(v) : undefined;
-  if (typeof v === 'bigint') return v.toString();
-  if (isLosslessNumber(v)) return v.value;
-  return undefined;
-}
-
-function compareNumbers(a: string, b: string): number {
-  if (INTEGER.test(a) && INTEGER.test(b)) {
-    const x = BigInt(a);
-    const y = BigInt(b);
-    return x < y ? -1 : x > y ? 1 : 0;
-  }
-  const x = Number(a);
-  const y = Number(b);
-  return x < y ? -1 : x > y ? 1 : 0;
-}
-
-function compareLoose(value: unknown, lit: Literal): number | undefined {
-  const vNum = numberText(value) ?? (typeof value === 'string' && NUMERIC.test(value) ? value : undefined);
-  if (lit.kind === 'number') {
-    if (vNum !== undefined) return compareNumbers(vNum, lit.text);
-    if (typeof value === 'string') return cmpText(value, lit.text);
-    return undefined;
-  }
-  if (lit.kind === 'string') {
-    if (numberText(value) !== undefined && NUMERIC.test(lit.value)) return compareNumbers(numberText(value)!, lit.value);
-    if (typeof value === 'string') return cmpText(value, lit.value);
-    if (numberText(value) !== undefined) return cmpText(numberText(value)!, lit.value);
-    return undefined;
-  }
-  if (lit.kind === 'boolean') return typeof value === 'boolean' ? Number(value) - Number(lit.value) : undefined;
-  return undefined;
-}
-
-function cmpText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -39,6 +39,8 @@ export interface PlanFilesOptions {
   readonly columnStats?: boolean;
   /** Manifests read at once. @default 8 */
   readonly concurrency?: number;
+  /** False: the manifest is not read (manifest-evaluator.ts); `manifests` still lists it. */
+  readonly mayMatchManifest?: (manifest: ManifestFile) => boolean;
 }
 
 /** Reads a snapshot's manifests (metadata only) and pairs each live data file with its deletes. */
@@ -48,11 +50,13 @@ export async function planFiles(io: FileIO, metadata: TableMetadata, snapshotId?
   const specs = specsById(metadata);
   const schema = currentSchema(metadata);
   const manifests = await readManifestList(io, snapshot.manifestList, metadata.formatVersion);
+  const read = (content: number): ManifestFile[] =>
+    manifests.filter((m) => m.content === content && (options.mayMatchManifest === undefined || options.mayMatchManifest(m)));
   const index = new DeleteFileIndex(specs);
   const deleteFiles: DataFile[] = [];
   const deleteRefs: DeleteFileRef[] = [];
   const limit = options.concurrency ?? 8;
-  await forEachLimit(manifests.filter((m) => m.content === 1), limit, async (m) => {
+  await forEachLimit(read(1), limit, async (m) => {
     for await (const e of readManifest(io, m, specs, schema)) {
       if (e.status === 2) continue;
       index.add(e);
@@ -61,9 +65,9 @@ export async function planFiles(io: FileIO, metadata: TableMetadata, snapshotId?
     }
   });
   const tasks: FileScanTask[] = [];
-  const read = { dataFileStats: options.columnStats !== false };
-  await forEachLimit(manifests.filter((m) => m.content === 0), limit, async (m) => {
-    for await (const e of readManifest(io, m, specs, schema, read)) {
+  const stats = { dataFileStats: options.columnStats !== false };
+  await forEachLimit(read(0), limit, async (m) => {
+    for await (const e of readManifest(io, m, specs, schema, stats)) {
       if (e.status === 2 || e.dataFile.content !== FileContent.Data) continue;
       const seq = e.sequenceNumber ?? 0n;
       tasks.push({

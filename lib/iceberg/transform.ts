@@ -245,6 +245,139 @@ export function toHumanString(t: Transform, resultType: PrimitiveType, v: Iceber
   }
 }
 
+/**
+ * The inverse of `toHumanString`: a partition value typed the way `health` prints it and Java
+ * writes partition folders (`2026-01-01-10` for hour, `2026-01` for month, ISO dates and
+ * timestamps, base64 bytes, decimals as Java's BigDecimal text). Throws InvalidArgumentError
+ * naming the expected form. `null` is not parsed: the text `null` is a string.
+ */
+export function fromHumanString(t: Transform, resultType: PrimitiveType, text: string): IcebergValue {
+  const bad = (form: string): never => {
+    throw new InvalidArgumentError(`"${text}" is not ${form}`);
+  };
+  switch (t.kind) {
+    case 'year': {
+      const m = /^([+-]?\d{4,})$/.exec(text) ?? bad(`a year 'yyyy'`);
+      return Number(m[1]) - 1970;
+    }
+    case 'month': {
+      const m = /^([+-]?\d{4,})-(\d{2})$/.exec(text) ?? bad(`a month 'yyyy-MM'`);
+      const month = Number(m[2]);
+      if (month < 1 || month > 12) bad(`a month 'yyyy-MM'`);
+      return (Number(m[1]) - 1970) * 12 + month - 1;
+    }
+    case 'day':
+      return parseHumanDay(text) ?? bad(`a day 'yyyy-MM-dd'`);
+    case 'hour': {
+      const m = /^(.*)-(\d{2})$/.exec(text);
+      const day = m ? parseHumanDay(m[1]) : undefined;
+      const hour = m ? Number(m[2]) : 24;
+      if (day === undefined || hour > 23) return bad(`an hour 'yyyy-MM-dd-HH'`);
+      return day * 24 + hour;
+    }
+    default:
+      return parseHumanValue(resultType, text);
+  }
+}
+
+/** Day number of `yyyy-MM-dd` (proleptic Gregorian, any year), or undefined. */
+function parseHumanDay(text: string): number | undefined {
+  const m = /^([+-]?\d{4,})-(\d{2})-(\d{2})$/.exec(text);
+  if (!m) return undefined;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const days = daysFromCivil(y, mo, d);
+  const back = civilFromDays(days);
+  return back.year === y && back.month === mo && back.day === d ? days : undefined;
+}
+
+/** Hinnant's days_from_civil, the inverse of `civilFromDays`. */
+export function daysFromCivil(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yoe = y - era * 400;
+  const mp = (month + 9) % 12;
+  const doy = Math.floor((153 * mp + 2) / 5) + day - 1;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+  return era * 146097 + doe - 719468;
+}
+
+const HUMAN_TIME = /^(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?$/;
+const HUMAN_TIMESTAMP = /^([+-]?\d{4,}-\d{2}-\d{2})T(\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)(Z|[+-]00:00)?$/;
+const BIG_DECIMAL = /^([+-]?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
+
+function parseHumanValue(type: PrimitiveType, text: string): IcebergValue {
+  const bad = (form: string): never => {
+    throw new InvalidArgumentError(`"${text}" is not ${form}`);
+  };
+  switch (type.type) {
+    case 'boolean':
+      return text === 'true' ? true : text === 'false' ? false : bad('true or false');
+    case 'int': {
+      const n = /^[+-]?\d+$/.test(text) ? Number(text) : NaN;
+      return Number.isSafeInteger(n) && n === (n | 0) ? n : bad('an int');
+    }
+    case 'long': {
+      const n = /^[+-]?\d+$/.test(text) ? BigInt(text) : undefined;
+      return n !== undefined && BigInt.asIntN(64, n) === n ? n : bad('a long');
+    }
+    case 'float':
+    case 'double': {
+      const n = text === 'NaN' ? NaN : text === 'Infinity' ? Infinity : text === '-Infinity' ? -Infinity : /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text) ? Number(text) : undefined;
+      return n === undefined ? bad(`a ${type.type}`) : type.type === 'float' ? Math.fround(n) : n;
+    }
+    case 'decimal': {
+      const m = BIG_DECIMAL.exec(text) ?? bad(`a decimal(${type.precision}, ${type.scale})`);
+      let digits = `${m[2]}${m[3] ?? ''}`;
+      let scale = (m[3] ?? '').length - Number(m[4] ?? '0');
+      while (scale > type.scale && digits.endsWith('0')) {
+        digits = digits.slice(0, -1) || '0';
+        scale--;
+      }
+      if (scale > type.scale) bad(`a decimal(${type.precision}, ${type.scale}): more than ${type.scale} digits after the point`);
+      const unscaled = BigInt(digits) * 10n ** BigInt(type.scale - scale);
+      if (unscaled.toString().length > type.precision) bad(`a decimal(${type.precision}, ${type.scale}): more than ${type.precision} digits`);
+      return m[1] === '-' ? -unscaled : unscaled;
+    }
+    case 'date':
+      return parseHumanDay(text) ?? bad(`a date 'yyyy-MM-dd'`);
+    case 'time': {
+      const m = HUMAN_TIME.exec(text) ?? bad(`a time 'HH:mm[:ss[.ffffff]]'`);
+      const [h, mi, s] = [Number(m[1]), Number(m[2]), Number(m[3] ?? '0')];
+      if (h > 23 || mi > 59 || s > 59 || (m[4] ?? '').length > 6) bad(`a time 'HH:mm[:ss[.ffffff]]'`);
+      return BigInt(h * 3600 + mi * 60 + s) * 1_000_000n + BigInt((m[4] ?? '').padEnd(6, '0'));
+    }
+    case 'timestamp':
+    case 'timestamptz':
+    case 'timestamp_ns':
+    case 'timestamptz_ns': {
+      const zone = type.type === 'timestamptz' || type.type === 'timestamptz_ns';
+      const digits = type.type.endsWith('_ns') ? 9 : 6;
+      const form = `a ${type.type} 'yyyy-MM-ddTHH:mm:ss[.${'f'.repeat(digits)}]${zone ? '+00:00' : ''}'`;
+      const m = HUMAN_TIMESTAMP.exec(text) ?? bad(form);
+      if (zone !== (m[3] !== undefined)) bad(form);
+      const day = parseHumanDay(m[1]) ?? bad(form);
+      const time = HUMAN_TIME.exec(m[2])!;
+      const [h, mi, s] = [Number(time[1]), Number(time[2]), Number(time[3] ?? '0')];
+      if (h > 23 || mi > 59 || s > 59 || (time[4] ?? '').length > digits) bad(form);
+      const perSecond = 10n ** BigInt(digits);
+      return (BigInt(day) * 86_400n + BigInt(h * 3600 + mi * 60 + s)) * perSecond + BigInt((time[4] ?? '').padEnd(digits, '0'));
+    }
+    case 'uuid':
+      return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(text) ? text.toLowerCase() : bad('a uuid');
+    case 'fixed':
+    case 'binary': {
+      const bytes = new Uint8Array(Buffer.from(text, 'base64'));
+      if (Buffer.from(bytes).toString('base64') !== text) bad('base64 bytes');
+      if (type.type === 'fixed' && bytes.length !== type.length) bad(`base64 of ${type.length} bytes`);
+      return bytes;
+    }
+    case 'string':
+      return text;
+    case 'unknown':
+      return bad('a value: the type is unknown');
+  }
+}
+
 function humanValue(type: PrimitiveType, v: IcebergValue): string {
   switch (type.type) {
     case 'date':

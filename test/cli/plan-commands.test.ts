@@ -198,7 +198,7 @@ describe('packice plan', () => {
     const bad = await runMain(['plan', t.location, '--where', 'nope = 1']);
     expect(bad.exitCode).toBe(1);
     expect(bad.stdout).toBe('');
-    expect(bad.stderr).toBe(`packice: ${t.location}: partition filter "nope = 1": unknown partition field "nope"; partition fields: category\n`);
+    expect(bad.stderr).toBe(`packice: ${t.location}: filter "nope = 1": unknown partition field or column "nope"; partition fields: category; columns: id, category\n`);
     const mode = await runMain(['plan', t.location, '--mode', 'medium']);
     expect(mode.exitCode).toBe(1);
     expect(mode.stderr).toContain("error: option '--mode <mode>' argument 'medium' is invalid. Allowed choices are major, minor.");

@@ -10,6 +10,7 @@ import type { Table } from '../../lib/catalog/table.js';
 import { loadTable } from '../../lib/catalog/table.js';
 import { ValidationError } from '../../lib/errors.js';
 import { LocalFileIO } from '../../lib/io/local.js';
+import type { DataFile } from '../../lib/iceberg/manifest.js';
 import { planFiles, type FileScanTask } from '../../lib/iceberg/scan-planning.js';
 import type { Row } from '../../lib/iceberg/values.js';
 import type { CompactionPolicy, Plan } from '../../lib/compaction/messages.js';
@@ -167,7 +168,7 @@ describe('planner: size rules', () => {
     expect(() => resolvePolicy(t.metadata, { maxFileSizeBytes: 999 })).toThrow(/must be < 'max-file-size-bytes' \(999\)/);
     expect(() => resolvePolicy(t.metadata, { deleteRatioThreshold: 1.5 })).toThrow("'delete-ratio-threshold' is set to 1.5 but must be <= 1");
     expect(() => resolvePolicy(t.metadata, { minInputFiles: 0 })).toThrow(ValidationError);
-    expect(() => resolvePolicy(t.metadata, { where: 'nope = 1' })).toThrow('unknown partition field "nope"; partition fields: category');
+    expect(() => resolvePolicy(t.metadata, { where: 'nope = 1' })).toThrow('unknown partition field or column "nope"; partition fields: category; columns: id, category, hour, payload');
   });
 });
 
@@ -259,7 +260,7 @@ describe('planner: deletes', () => {
 });
 
 describe('planner: scope', () => {
-  it('--where selects partitions by their JSON values', async () => {
+  it('--where selects partitions by their values', async () => {
     let t = await newTable();
     t = await appendFiles(t, 'a', 5);
     t = await appendFiles(t, 'b', 5);
@@ -269,7 +270,7 @@ describe('planner: scope', () => {
     expect(await parts("category in ('a', 'c')")).toEqual(['category=a', 'category=c']);
     expect(await parts("not (category = 'a') and category != 'c'")).toEqual(['category=b']);
     expect(await parts("category >= 'b' or category = 'zz'")).toEqual(['category=b', 'category=c']);
-    await expect(plan(t, { where: "action = 'click'" })).rejects.toThrow('unknown partition field "action"; partition fields: category');
+    await expect(plan(t, { where: "action = 'click'" })).rejects.toThrow('unknown partition field or column "action"; partition fields: category; columns: id, category, hour, payload');
   });
 
   it('--where is parsed once, by resolvePolicy, before any manifest is read; the planner uses the parsed filter', async () => {
@@ -278,14 +279,16 @@ describe('planner: scope', () => {
     t = await appendFiles(t, 'b', 5);
     const resolved = resolvePolicy(t.metadata, { where: "category = 'a'" });
     expect(resolved.policy.where).toBe("category = 'a'");
-    expect([{ category: 'a' }, { category: 'b' }].map((p) => resolved.filter!.matches(p))).toEqual([true, false]);
+    const tasks = await tasksOf(t);
+    expect(new Set(tasks.map((x) => `${String(x.dataFile.partition.category)}:${resolved.filter!.mayMatch(x.dataFile)}`))).toEqual(new Set(['a:true', 'b:false']));
     // A bad filter fails without opening a file.
     const recording = new RecordingIO(io);
     await expect(planCompaction(recording, t.metadata, { table: { location: t.location }, policy: { where: 'nope = 1' } })).rejects.toThrow(ValidationError);
     expect(recording.reads).toEqual([]);
     // The planner filters with the filter it is handed, not by parsing the text again.
     const scan = await planFiles(t.io, t.metadata);
-    const onlyB = { ...resolved, filter: { text: resolved.policy.where!, matches: (p: Readonly<Record<string, unknown>>) => p.category === 'b' } };
+    const isB = (f: DataFile): boolean => f.partition.category === 'b';
+    const onlyB = { ...resolved, filter: { ...resolved.filter!, mayMatch: isB, partitionMayMatch: isB } };
     const p = planFromScan(t.metadata, scan, { table: { location: t.location } }, onlyB, 0);
     expect(p.groups.map((g) => g.partitionPath)).toEqual(['category=b']);
     expect(p.policy.where).toBe("category = 'a'");
