@@ -3,7 +3,7 @@
  * Parquet nor the AWS SDK), and every location a person types is resolved here, once.
  */
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { fstatSync, readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import type { OpenOptions } from '../catalog/table.js';
 import { PackiceError } from '../errors.js';
@@ -16,6 +16,7 @@ import { registerCompactCommand } from './compact-command.js';
 import { registerRetentionCommands } from './retention-commands.js';
 import { registerDeleteCommand } from './delete-command.js';
 import { registerStepCommands } from './step-commands.js';
+import { progressBar } from './progress.js';
 
 interface GlobalOptions {
   s3Endpoint?: string;
@@ -34,6 +35,14 @@ function openOptions(program: Command, metadata?: string): OpenOptions {
 function parseSnapshotId(s: string): bigint {
   if (!/^-?\d+$/.test(s)) throw new CommanderError(2, 'packice.usage', `--snapshot must be a snapshot id, got "${s}"`);
   return BigInt(s);
+}
+
+function stdoutIsFile(): boolean {
+  try {
+    return fstatSync(1).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /** Characters of JSON lines `scan` hands stdout at once. */
@@ -100,7 +109,10 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
         chunk = '';
         if (process.stdout.writableNeedDrain) await once(process.stdout, 'drain');
       };
-      for await (const row of scanRows(table.io, table.metadata, { snapshotId: o.snapshot })) {
+      // Rows and a bar on one terminal, or beside a pipe's reader, garble each other: a bar only
+      // when the rows go to a file.
+      const progress = progressBar(stdoutIsFile());
+      for await (const row of scanRows(table.io, table.metadata, { snapshotId: o.snapshot, onProgress: progress })) {
         chunk += `${stringifyJson(rowToJson(row, schema))}\n`;
         if (chunk.length >= SCAN_CHUNK_CHARS) await flush();
         if (++n === o.limit) break;
@@ -115,13 +127,20 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .argument('<target>', 'the new table location')
     .option('--metadata <file>', 'metadata file to start from (default: the current one)')
     .option('--overwrite', 'write into a target that already holds files, replacing files at the same paths (metadata files are never overwritten)')
+    .option(
+      '--current-only',
+      'copy only what the current snapshot and the refs reach: one metadata file, with the history trimmed to those snapshots ' +
+        '(works when the history names files that are gone)',
+    )
     .option('--json', 'print JSON')
-    .action(async (source: string, target: string, o: { metadata?: string; json?: boolean; overwrite?: boolean }) => {
+    .action(async (source: string, target: string, o: { metadata?: string; json?: boolean; overwrite?: boolean; currentOnly?: boolean }) => {
       const { relocateTable } = await import('../table/relocate.js');
       const { formatBytes } = await import('./format.js');
       const result = await relocateTable(resolveLocation(source), resolveLocation(target), {
         ...open(o.metadata),
         overwrite: o.overwrite === true,
+        currentOnly: o.currentOnly === true,
+        onProgress: progressBar(o.json !== true),
       });
       out(
         o.json

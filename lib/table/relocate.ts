@@ -8,7 +8,8 @@ import { forEachLimit } from '../iceberg/scan-planning.js';
 import { readPuffinBlob, readPuffinFooter, PuffinWriter } from '../iceberg/puffin.js';
 import { REFERENCED_DATA_FILE } from '../iceberg/deletion-vector.js';
 import { LOCATION_PROPERTIES } from '../iceberg/locations.js';
-import { FileContent } from '../iceberg/manifest.js';
+import { FileContent, ManifestEntryStatus } from '../iceberg/manifest.js';
+import { jsonBigInt, type JsonObject } from '../iceberg/json.js';
 import { MetadataColumns, type Schema } from '../iceberg/schema.js';
 import { parseTableMetadata, serializeTableMetadata, currentSchema, type TableMetadata } from '../iceberg/table-metadata.js';
 import type { NestedField, StructType } from '../iceberg/types.js';
@@ -30,6 +31,14 @@ export interface RelocateOptions {
    * Metadata files are never written over, even then.
    */
   readonly overwrite?: boolean;
+  /**
+   * Copy only what the current snapshot and the refs reach: one metadata file, its snapshots,
+   * snapshot log and statistics trimmed to those snapshots, no metadata log. A history that names
+   * files that are gone does not stop it.
+   */
+  readonly currentOnly?: boolean;
+  /** Manifests rewritten (with the files they list) of the total, as the copy goes. */
+  readonly onProgress?: (label: string, done: number, total: number | undefined) => void;
 }
 
 export interface RelocateResult {
@@ -55,12 +64,12 @@ export async function relocateTable(source: string, target: string, options: Rel
   const srcIo = fileIOFor(src, options);
   const dstIo = fileIOFor(dst, options);
   const current = await loadTable(src, { io: srcIo, ...(options.metadataFile !== undefined ? { metadataFile: options.metadataFile } : {}) });
-  const metadata = current.metadata;
+  const metadata = options.currentOnly === true ? currentOnly(current.metadata) : current.metadata;
   if (normalizePath(dst) === normalizePath(src) || normalizePath(dst) === normalizePath(metadata.location)) {
     throw new ValidationError(`relocate: the target ${dst} is the table's own location; nothing would be copied, its files would be rewritten in place`, { path: dst });
   }
   if (!options.overwrite) await refuseNonEmptyTarget(dstIo, dst);
-  const r = new Relocation(srcIo, dstIo, src, dst, metadata.location, options.concurrency ?? 8, options.overwrite === true);
+  const r = new Relocation(srcIo, dstIo, src, dst, metadata.location, options.concurrency ?? 8, options.overwrite === true, options.onProgress);
   const metadataLocation = await r.run(metadata, current.metadataLocation);
   return {
     sourceLocation: metadata.location,
@@ -69,6 +78,27 @@ export async function relocateTable(source: string, target: string, options: Rel
     filesCopied: r.copied,
     filesRewritten: r.rewritten,
     bytesWritten: r.bytes,
+  };
+}
+
+/**
+ * The metadata trimmed to the current snapshot and the snapshots the refs name, as Iceberg's
+ * rewrite-table-path leaves a version range: the snapshot log and statistics of those snapshots
+ * only, and no metadata log (the older metadata files are not copied). A kept snapshot's parent
+ * may be gone, as after an expiry.
+ */
+export function currentOnly(m: TableMetadata): TableMetadata {
+  const keep = new Set<bigint>(Object.values(m.refs).map((r) => r.snapshotId));
+  if (m.currentSnapshotId !== null) keep.add(m.currentSnapshotId);
+  const keptStatistics = (list: readonly JsonObject[]): JsonObject[] =>
+    list.filter((st) => st['snapshot-id'] !== undefined && st['snapshot-id'] !== null && keep.has(jsonBigInt(st['snapshot-id'], 'snapshot-id')));
+  return {
+    ...m,
+    snapshots: m.snapshots.filter((s) => keep.has(s.snapshotId)),
+    snapshotLog: m.snapshotLog.filter((e) => keep.has(e.snapshotId)),
+    metadataLog: [],
+    ...(m.statistics ? { statistics: keptStatistics(m.statistics) } : {}),
+    ...(m.partitionStatistics ? { partitionStatistics: keptStatistics(m.partitionStatistics) } : {}),
   };
 }
 
@@ -112,6 +142,7 @@ class Relocation {
     recordedLocation: string,
     private readonly concurrency: number,
     private readonly overwrite: boolean,
+    private readonly onProgress: RelocateOptions['onProgress'] = undefined,
   ) {
     this.oldRoot = normalizePath(recordedLocation).replace(/\/+$/, '');
   }
@@ -166,7 +197,8 @@ class Relocation {
 
     const manifestLists = new Set<string>();
     for (const s of metadata.snapshots) if (s.manifestList) manifestLists.add(s.manifestList);
-    await this.checkSources(metadata, [...manifestLists]);
+    this.manifestsTotal = await this.checkSources(metadata, [...manifestLists]);
+    this.onProgress?.('manifests', 0, this.manifestsTotal);
 
     // Data and delete files first, then manifests, lists, metadata; the hint last, so a
     // half-done relocation is never a table.
@@ -195,22 +227,28 @@ class Relocation {
    * must be there before anything is written: a writer that expired snapshots without cleaning
    * up leaves history naming files that are gone, and a copy would stop half-way.
    */
-  private async checkSources(metadata: TableMetadata, manifestLists: readonly string[]): Promise<void> {
+  private async checkSources(metadata: TableMetadata, manifestLists: readonly string[]): Promise<number> {
     const missing = async (path: string, what: string): Promise<void> => {
       if (await this.srcIo.exists(this.srcPath(path))) return;
       throw new NotFoundError(
         `relocate: ${what} ${path} is missing; nothing was written. The table's history names a file that is gone ` +
-          '(a writer expired snapshots without deleting their references): expire them, or relocate from an older --metadata file',
+          '(a writer expired snapshots without deleting their references): --current-only copies only what the current snapshot ' +
+          'and the refs reach; or expire those snapshots, or relocate from an older --metadata file',
         { path: this.srcPath(path) },
       );
     };
+    const manifests = new Set<string>();
     await forEachLimit(manifestLists, this.concurrency, async (list) => {
       const snapshot = metadata.snapshots.find((s) => s.manifestList === list)!;
       await missing(list, `the manifest list of snapshot ${snapshot.snapshotId}`);
       const { records } = await this.readContainer(list);
-      for (const rec of records) await missing(String(rec.manifest_path), `a manifest of snapshot ${snapshot.snapshotId}`);
+      for (const rec of records) {
+        await missing(String(rec.manifest_path), `a manifest of snapshot ${snapshot.snapshotId}`);
+        manifests.add(normalizePath(String(rec.manifest_path)));
+      }
     });
     for (const st of [...(metadata.statistics ?? []), ...(metadata.partitionStatistics ?? [])]) await missing(String(st['statistics-path']), 'the statistics file');
+    return manifests.size;
   }
 
   private rewriteMetadata(m: TableMetadata, names: ReadonlyMap<string, string>): TableMetadata {
@@ -290,9 +328,15 @@ class Relocation {
   }
 
   private readonly manifests = new Map<string, Promise<number>>();
+  private manifestsTotal = 0;
+  private manifestsDone = 0;
 
   private rewriteManifest(path: string, metadata: TableMetadata): Promise<number> {
-    return once(this.manifests, path, () => this.doRewriteManifest(path, metadata));
+    return once(this.manifests, path, async () => {
+      const length = await this.doRewriteManifest(path, metadata);
+      this.onProgress?.('manifests', ++this.manifestsDone, this.manifestsTotal);
+      return length;
+    });
   }
 
   private async doRewriteManifest(path: string, metadata: TableMetadata): Promise<number> {
@@ -302,7 +346,11 @@ class Relocation {
       const filePath = String(file.file_path);
       const content = Number(file.content ?? 0);
       const format = String(file.file_format).toUpperCase();
-      if (content === 0 || content === 2) {
+      if (Number(entry.status) === ManifestEntryStatus.Deleted) {
+        // A deleted entry records a removal: its file may be gone, and no snapshot reads it
+        // through this entry (as Iceberg's rewrite-table-path, which copies live entries only).
+        if (content === 1 && format !== 'PUFFIN') rewriteFilePathBounds(file, (p) => this.mapPathIfInside(p));
+      } else if (content === 0 || content === 2) {
         await this.copy(filePath);
       } else if (format === 'PUFFIN') {
         const out = await this.rewriteDeleteFile(filePath, () => this.rewritePuffin(filePath));

@@ -19,6 +19,8 @@ export interface ScanOptions {
   readonly projection?: StructType;
   /** Add `_row_id` and `_last_updated_sequence_number` (v3 row lineage) to every row. */
   readonly rowLineage?: boolean;
+  /** Data files read of the snapshot's total, as the scan goes. */
+  readonly onProgress?: (label: string, done: number, total: number | undefined) => void;
 }
 
 export const ROW_ID_FIELD: NestedField = {
@@ -39,10 +41,12 @@ export async function* scanRows(io: FileIO, metadata: TableMetadata, options: Sc
   const projection = options.projection ?? currentSchema(metadata);
   const mapping = tableNameMapping(metadata);
   const deleteCache = new DeleteFileCache();
-  for (const task of plan.tasks) {
+  options.onProgress?.('data files', 0, plan.tasks.length);
+  for (const [i, task] of plan.tasks.entries()) {
     for await (const batch of readTask(io, metadata, task, projection, { mapping, rowLineage: options.rowLineage === true, deleteCache })) {
       yield* batch;
     }
+    options.onProgress?.('data files', i + 1, plan.tasks.length);
   }
 }
 
