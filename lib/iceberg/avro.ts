@@ -225,6 +225,30 @@ export function avroType(schema: AvroSchema): AvscType {
 const TYPE_CACHE_SIZE = 64;
 const TYPE_CACHE = new Map<string, AvscType>();
 
+/** A reader schema applied to data written with another (Avro schema resolution). */
+export interface AvroProjection {
+  readonly type: AvscType;
+  readonly resolver: ReturnType<AvscType['createResolver']>;
+}
+
+/**
+ * Reads data written with `writer` as `reader`: fields the reader lacks are skipped, not
+ * decoded (no objects, maps or BigInts for them). Cached as avroType is.
+ */
+export function avroProjection(reader: AvroSchema, writer: AvroSchema): AvroProjection {
+  const key = `${JSON.stringify(reader)}\n${JSON.stringify(writer)}`;
+  let p = PROJECTION_CACHE.get(key);
+  if (p === undefined) {
+    const type = avroType(reader);
+    p = { type, resolver: type.createResolver(avroType(writer)) };
+    if (PROJECTION_CACHE.size >= TYPE_CACHE_SIZE) PROJECTION_CACHE.delete(PROJECTION_CACHE.keys().next().value!);
+    PROJECTION_CACHE.set(key, p);
+  }
+  return p;
+}
+
+const PROJECTION_CACHE = new Map<string, AvroProjection>();
+
 // ---------------------------------------------------------------------------
 // Iceberg type → Avro schema (avro/TypeToSchema.java, AvroSchemaUtil.java)
 
@@ -1136,16 +1160,17 @@ export class AvroContainerReader<T = unknown> implements AsyncIterable<T> {
     }
   }
 
-  /** Records of one block, decoded with the writer's schema. */
-  decodeBlock(block: AvroBlock): T[] {
+  /** Records of one block, decoded with the writer's schema, or read as `projection`'s reader schema. */
+  decodeBlock(block: AvroBlock, projection?: AvroProjection): T[] {
     const out = new Array<T>(block.count);
-    const type = this.type;
+    const type = projection?.type ?? this.type;
+    const resolver = projection?.resolver;
     const data = block.data;
     let pos = 0;
     for (let i = 0; i < block.count; i++) {
       let r;
       try {
-        r = type.decode(data, pos);
+        r = type.decode(data, pos, resolver);
       } catch (e) {
         throw new InvalidFileError(`cannot decode record ${i} of Avro block ${block.index}: ${(e as Error).message}`, {
           path: this.path,

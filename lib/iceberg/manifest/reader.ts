@@ -7,6 +7,8 @@ import type { FileIO } from '../../io/file-io.js';
 import {
   type AvroContainerHeader,
   type AvroFieldSchema,
+  type AvroProjection,
+  type AvroSchema,
   type AvroRecord,
   type AvroSchemaObject,
   type ByteSource,
@@ -21,6 +23,7 @@ import {
   resolveRecord,
   ICEBERG_FIELD_NAME_PROP,
   FIELD_ID_PROP,
+  avroProjection,
 } from '../avro.js';
 import { type ManifestFile, ManifestContent } from '../manifest-list.js';
 import { type PartitionSpec, partitionType } from '../partition.js';
@@ -163,11 +166,29 @@ function bytesMap(v: unknown): Map<number, Uint8Array> | null {
 
 type EntryDecoder = (rec: AvroRecord, index: number) => RawEntry;
 
+interface ManifestDecoder {
+  readonly decode: EntryDecoder;
+  /** The reader schema the records are read as, when it skips fields (column metrics). */
+  readonly projection?: AvroProjection;
+}
+
+/**
+ * The writer schema without the data_file fields named in `drop`: column metrics are most of a
+ * manifest's bytes, and skipping them is cheaper than decoding them into maps and dropping them.
+ */
+function withoutDataFileFields(schema: AvroSchema, dataFileName: string, drop: ReadonlySet<string>): AvroSchema {
+  const copy = structuredClone(schema) as AvroSchemaObject;
+  const named = namedAvroTypes(copy);
+  const df = resolveRecord(recordFieldsOf(copy).find((f) => f.name === dataFileName)?.type, named);
+  if (df) Object.assign(df, { fields: recordFieldsOf(df).filter((f) => !drop.has(f.name)) });
+  return copy;
+}
+
 const NO_STATS = {
   columnSizes: null, valueCounts: null, nullValueCounts: null, nanValueCounts: null, lowerBounds: null, upperBounds: null,
 } as const;
 
-function entryDecoder(header: AvroContainerHeader, options: ReadManifestFileOptions, specId: number): EntryDecoder {
+function entryDecoder(header: AvroContainerHeader, options: ReadManifestFileOptions, specId: number): ManifestDecoder {
   const path = header.path;
   const named = namedAvroTypes(header.schema);
   const root = resolveRecord(header.schema, named);
@@ -239,8 +260,15 @@ function entryDecoder(header: AvroContainerHeader, options: ReadManifestFileOpti
   const kPartition = k(n.partition);
   const { filePath: kFilePath, fileFormat: kFileFormat, recordCount: kRecordCount, fileSize: kFileSize } = n;
   const dataStats = options.dataFileStats !== false;
+  // A data manifest read without metrics skips them in the Avro decoder; a delete manifest keeps them.
+  const dataOnly = headerString(header, 'content') === 'data' || (headerString(header, 'content') === undefined && n.content === undefined);
+  const stats = [n.columnSizes, n.valueCounts, n.nullValueCounts, n.nanValueCounts, n.lowerBounds, n.upperBounds];
+  const projection =
+    !dataStats && dataOnly
+      ? avroProjection(withoutDataFileFields(header.schema, dataFileName, new Set(stats.filter((x) => x !== undefined))), header.schema)
+      : undefined;
 
-  return (rec, index) => {
+  const decode: EntryDecoder = (rec, index) => {
     const st = rec[status] as number;
     if (st !== 0 && st !== 1 && st !== 2) {
       throw new InvalidFileError(`manifest entry ${index} has status ${st} (expected 0, 1 or 2)`, { path });
@@ -291,6 +319,7 @@ function entryDecoder(header: AvroContainerHeader, options: ReadManifestFileOpti
       dataFile,
     };
   };
+  return projection ? { decode, projection } : { decode };
 }
 
 async function openManifest(
@@ -300,13 +329,13 @@ async function openManifest(
 ): Promise<{ header: ManifestHeader; entries: () => AsyncGenerator<RawEntry> }> {
   const reader = await openAvroContainer<AvroRecord>(source, path);
   const header = parseHeader(reader.header);
-  const decode = entryDecoder(reader.header, options, options.specId ?? header.partitionSpecId ?? 0);
+  const { decode, projection } = entryDecoder(reader.header, options, options.specId ?? header.partitionSpecId ?? 0);
   return {
     header,
     entries: async function* () {
       let i = 0;
       for await (const block of reader.blocks()) {
-        for (const rec of reader.decodeBlock(block)) yield decode(rec, i++);
+        for (const rec of reader.decodeBlock(block, projection)) yield decode(rec, i++);
       }
     },
   };
