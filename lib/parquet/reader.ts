@@ -53,11 +53,34 @@ export interface ReadOptions {
 
 const DEFAULT_BATCH_SIZE = 65_536;
 
-const typedFooters = new WeakMap<ParquetFileReader, readonly TypedField[]>();
+/** What a reader keeps between reads: the typed footer, and the tail bytes already fetched. */
+interface ReaderState {
+  readonly typed: readonly TypedField[];
+  /** Bytes [tailStart, fileLength) of the file, read with the footer: a small file's row groups are served from them. */
+  readonly tail: Uint8Array;
+  readonly tailStart: number;
+}
+
+const readerStates = new WeakMap<ParquetFileReader, ReaderState>();
 
 function wasmError(path: string, err: unknown, what: string): InvalidFileError {
   const message = err instanceof Error ? err.message : String(err);
   return new InvalidFileError(`${what}: ${message}`, { path, cause: err });
+}
+
+/** Arrow schemas by the bytes of the schema-only file they were read from: a group's inputs mostly share one. */
+const schemaCache = new Map<string, arrow.Schema>();
+const SCHEMA_CACHE_SIZE = 32;
+
+function arrowSchemaOf(schemaFile: Uint8Array): arrow.Schema {
+  const key = Buffer.from(schemaFile.buffer, schemaFile.byteOffset, schemaFile.byteLength).toString('latin1');
+  let schema = schemaCache.get(key);
+  if (schema === undefined) {
+    schema = arrow.tableFromIPC(pw.readSchema(schemaFile).intoIPCStream()).schema;
+    if (schemaCache.size >= SCHEMA_CACHE_SIZE) schemaCache.delete(schemaCache.keys().next().value as string);
+    schemaCache.set(key, schema);
+  }
+  return schema;
 }
 
 /** Opens a Parquet file for row-group reads; checks its footer first. */
@@ -65,12 +88,12 @@ export async function openParquet(file: InputFile): Promise<ParquetFileReader>;
 export async function openParquet(io: FileIO, path: string, knownLength?: number): Promise<ParquetFileReader>;
 export async function openParquet(a: InputFile | FileIO, path?: string, knownLength?: number): Promise<ParquetFileReader> {
   const input: InputFile = path === undefined ? (a as InputFile) : (a as FileIO).newInputFile(path, knownLength);
-  const { footer, fileLength, footerBytes } = await readFooter(input);
+  const { footer, fileLength, footerBytes, tail, tailStart } = await readFooter(input);
   let typed: TypedField[];
   let schema: arrow.Schema;
   try {
     typed = readTypedStruct(footerBytes);
-    schema = arrow.tableFromIPC(pw.readSchema(schemaOnlyFile(typed)).intoIPCStream()).schema;
+    schema = arrowSchemaOf(schemaOnlyFile(typed));
   } catch (err) {
     throw wasmError(input.path, err, 'cannot read the Parquet schema');
   }
@@ -104,23 +127,27 @@ export async function openParquet(a: InputFile | FileIO, path?: string, knownLen
     arrowSchema: schema,
     fieldIds: fieldIdsOf(schema),
     close() {
-      typedFooters.delete(reader);
+      readerStates.delete(reader);
     },
   };
-  typedFooters.set(reader, typed);
+  readerStates.set(reader, { typed, tail, tailStart });
   return reader;
 }
 
 /** Decodes one row group (its kept columns) in wasm, synchronously, and yields its batches one at a time. */
 async function* decodeRowGroup(
   file: ParquetFileReader,
-  typed: readonly TypedField[],
+  state: ReaderState,
   index: number,
   columns: readonly string[] | undefined,
   batchSize: number,
 ): AsyncIterable<arrow.RecordBatch> {
-  const plan = planRowGroup(typed, index, columns);
-  const fetched = await Promise.all(plan.reads.map(([s, e]) => file.input.read(s, e)));
+  const plan = planRowGroup(state.typed, index, columns);
+  // Ranges inside the tail read with the footer (all of a file under 64 KiB) cost no second read.
+  const { tail, tailStart } = state;
+  const fetched = await Promise.all(
+    plan.reads.map(([s, e]) => (s >= tailStart && e <= tailStart + tail.length ? tail.subarray(s - tailStart, e - tailStart) : file.input.read(s, e))),
+  );
   fetched.forEach((b, k) => {
     const [s, e] = plan.reads[k];
     if (b.length !== e - s) {
@@ -149,8 +176,8 @@ async function* decodeRowGroup(
 
 /** Streams the chosen row groups as Arrow record batches. */
 export async function* readRowGroups(file: ParquetFileReader, options: ReadOptions = {}): AsyncIterable<arrow.RecordBatch> {
-  const typed = typedFooters.get(file);
-  if (!typed) throw new IllegalStateError('the Parquet reader is closed', { path: file.path });
+  const state = readerStates.get(file);
+  if (!state) throw new IllegalStateError('the Parquet reader is closed', { path: file.path });
   const groups = options.rowGroups ?? file.rowGroups.map((g) => g.index);
   for (const g of groups) {
     if (!Number.isInteger(g) || g < 0 || g >= file.rowGroups.length) {
@@ -167,7 +194,7 @@ export async function* readRowGroups(file: ParquetFileReader, options: ReadOptio
   const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
   for (const g of groups) {
     if (file.rowGroups[g].numRows === 0) continue;
-    yield* decodeRowGroup(file, typed, g, columns, batchSize);
+    yield* decodeRowGroup(file, state, g, columns, batchSize);
   }
 }
 
