@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite from a fresh clone: installs what it needs (npm packages,
-# the Python venv with moto and PyIceberg, the Java interop harness), type-checks,
-# lints, then runs vitest, which starts moto server on loopback for the S3 tests.
+# the Python venv with moto and PyIceberg, the Java interop harness, the Iceberg REST catalog
+# fixture server), type-checks, lints, then runs vitest, which starts moto server on loopback
+# for the S3 tests (test files that need a REST catalog start their own).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,6 +11,7 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
 fi
 bash scripts/setup-python.sh
 bash scripts/setup-java.sh
+bash scripts/setup-rest-server.sh
 
 echo "== tsc --noEmit"
 npx tsc --noEmit -p .

@@ -27,7 +27,7 @@ from decimal import Decimal
 from typing import Any
 
 import pyarrow as pa
-from pyiceberg.table import StaticTable
+from pyiceberg.table import DataScan, StaticTable
 from pyiceberg.types import (
     BinaryType,
     BooleanType,
@@ -151,17 +151,10 @@ def column_values(column: pa.ChunkedArray, typ: IcebergType) -> list[Any]:
     return column.to_pylist()
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("metadata", help="path of a table's metadata.json")
-    parser.add_argument("--snapshot", type=int, default=None, help="snapshot id to read (default: current)")
-    args = parser.parse_args()
-
-    table = StaticTable.from_metadata(args.metadata)
-    scan = table.scan(snapshot_id=args.snapshot) if args.snapshot is not None else table.scan()
+def print_rows(scan: DataScan) -> None:
+    """Every live row of the scan to stdout, one canonical JSON object per line."""
     schema = scan.projection()
     arrow = scan.to_arrow()
-
     columns = [(f.name, f.field_type, column_values(arrow.column(f.name), f.field_type)) for f in schema.fields]
     out = sys.stdout
     for i in range(arrow.num_rows):
@@ -169,6 +162,16 @@ def main() -> int:
         out.write(json.dumps(row, ensure_ascii=False, allow_nan=False, separators=(",", ":")))
         out.write("\n")
     out.flush()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("metadata", help="path of a table's metadata.json")
+    parser.add_argument("--snapshot", type=int, default=None, help="snapshot id to read (default: current)")
+    args = parser.parse_args()
+
+    table = StaticTable.from_metadata(args.metadata)
+    print_rows(table.scan(snapshot_id=args.snapshot) if args.snapshot is not None else table.scan())
     return 0
 
 

@@ -65,7 +65,13 @@ export function ensureJavaHarness(): Promise<void> {
   return setup;
 }
 
-async function harness(args: readonly string[]): Promise<string> {
+/**
+ * Catalog properties for tables named `rest+http://host:port/<namespace>/<table>` (the harness loads
+ * them through Java's RESTCatalog): FileIO settings for S3, say. Passed as PACKICE_REST_CATALOG_PROPERTIES.
+ */
+export type RestCatalogProperties = Readonly<Record<string, string>>;
+
+async function harness(args: readonly string[], catalogProperties?: RestCatalogProperties): Promise<string> {
   await ensureJavaHarness();
   const classpath = readFileSync(CLASSPATH_FILE, 'utf8').trim();
   const cds = existsSync(CDS_ARCHIVE) ? [`-XX:SharedArchiveFile=${CDS_ARCHIVE}`] : [];
@@ -75,6 +81,7 @@ async function harness(args: readonly string[]): Promise<string> {
       timeout: RUN_TIMEOUT_MS,
       maxBuffer: 512 * 1024 * 1024,
       encoding: 'utf8',
+      env: catalogProperties ? { ...process.env, PACKICE_REST_CATALOG_PROPERTIES: JSON.stringify(catalogProperties) } : process.env,
     });
     return stdout;
   } catch (e) {
@@ -83,19 +90,22 @@ async function harness(args: readonly string[]): Promise<string> {
 }
 
 /** Live rows Java reads (all deletes applied), in the canonical encoding, in Java's scan order. */
-export async function javaRead(location: string, snapshotId?: string | bigint): Promise<CanonicalRow[]> {
+export async function javaRead(location: string, snapshotId?: string | bigint, catalogProperties?: RestCatalogProperties): Promise<CanonicalRow[]> {
   const args = ['read', location];
   if (snapshotId !== undefined) args.push('--snapshot', String(snapshotId));
-  return parseJsonLines(await harness(args), `Java read ${location}`);
+  return parseJsonLines(await harness(args, catalogProperties), `Java read ${location}`);
 }
 
-/** Creates a table at a local path (which must not hold a table yet) the way a scenario says. */
-export async function javaWrite(scenario: JavaScenario, location: string): Promise<void> {
-  await harness(['write', scenario, location]);
+/**
+ * Creates a table the way a scenario says: at a local path (which must not hold a table yet), or
+ * through a REST catalog for a `rest+http://` name.
+ */
+export async function javaWrite(scenario: JavaScenario, location: string, catalogProperties?: RestCatalogProperties): Promise<void> {
+  await harness(['write', scenario, location], catalogProperties);
 }
 
-export async function javaInfo(location: string): Promise<JavaTableInfo> {
-  const [info] = parseJsonLines(await harness(['info', location]), `Java info ${location}`);
+export async function javaInfo(location: string, catalogProperties?: RestCatalogProperties): Promise<JavaTableInfo> {
+  const [info] = parseJsonLines(await harness(['info', location], catalogProperties), `Java info ${location}`);
   return info as unknown as JavaTableInfo;
 }
 
@@ -147,10 +157,10 @@ export async function javaDelete(
   location: string,
   column: string,
   values: readonly (string | number | bigint)[],
-  options: { readonly granularity?: 'partition' | 'file' } = {},
+  options: { readonly granularity?: 'partition' | 'file'; readonly catalogProperties?: RestCatalogProperties } = {},
 ): Promise<JavaDeleteResult> {
   const args = ['delete', location, ...(options.granularity ? ['--granularity', options.granularity] : []), column, ...values.map(String)];
-  const [result] = parseJsonLines(await harness(args), `Java delete ${location}`);
+  const [result] = parseJsonLines(await harness(args, options.catalogProperties), `Java delete ${location}`);
   return result as unknown as JavaDeleteResult;
 }
 

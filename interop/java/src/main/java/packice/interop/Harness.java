@@ -41,6 +41,7 @@ import org.apache.iceberg.MetadataColumns;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.Tables;
 import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.hadoop.HadoopTables;
@@ -69,6 +70,9 @@ import org.apache.iceberg.util.JsonUtil;
  *                                          position (v3: deletion vectors; v2: position delete
  *                                          files) in one RowDelta (see {@link RowDeletes})
  * </pre>
+ *
+ * A {@code <tableLocation>} may also name a table behind an Iceberg REST catalog:
+ * {@code rest+http://host:port/<namespace>/<table>} (see {@link RestTables}).
  *
  * Only results go to stdout; logs go to stderr. Exit code 2 on bad usage, 1 on any failure.
  */
@@ -118,7 +122,7 @@ public final class Harness {
         if (args.length != 3) {
           return usage();
         }
-        Scenarios.write(args[1], args[2], new HadoopTables(conf()));
+        Scenarios.write(args[1], args[2], tablesFor(args[2]));
         return 0;
       case "info":
         if (args.length != 2) {
@@ -197,8 +201,13 @@ public final class Harness {
     return conf;
   }
 
+  /** Tables at a location (HadoopTables), or behind a REST catalog for {@code rest+http://} names. */
+  private static Tables tablesFor(String location) {
+    return RestTables.isRest(location) ? new RestTables() : new HadoopTables(conf());
+  }
+
   private static Table load(String location) {
-    return new HadoopTables(conf()).load(location);
+    return tablesFor(location).load(location);
   }
 
   static void read(Table table, Long snapshotId, PrintStream out) throws IOException {

@@ -28,6 +28,7 @@ import org.apache.iceberg.RowDelta;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.StructLike;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.Tables;
 import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.data.BaseDeleteLoader;
 import org.apache.iceberg.data.GenericRecord;
@@ -41,7 +42,6 @@ import org.apache.iceberg.deletes.PositionDeleteIndex;
 import org.apache.iceberg.deletes.PositionDeleteWriter;
 import org.apache.iceberg.encryption.EncryptedOutputFile;
 import org.apache.iceberg.expressions.Expressions;
-import org.apache.iceberg.hadoop.HadoopTables;
 import org.apache.iceberg.io.DataWriter;
 import org.apache.iceberg.io.DeleteWriteResult;
 import org.apache.iceberg.io.OutputFileFactory;
@@ -80,7 +80,7 @@ final class Scenarios {
 
   private Scenarios() {}
 
-  static void write(String scenario, String location, HadoopTables tables) throws IOException {
+  static void write(String scenario, String location, Tables tables) throws IOException {
     switch (scenario) {
       case "v2-position-deletes":
         positionDeletes(tables, location);
@@ -108,7 +108,7 @@ final class Scenarios {
    * snapshot 3 adds position deletes for a (ids 2, 13 across two files) and b (id 8); snapshot 4
    * for c (ids 9, 11). Live: 1 3 4 5 6 7 10 12 14 15.
    */
-  private static void positionDeletes(HadoopTables tables, String location) throws IOException {
+  private static void positionDeletes(Tables tables, String location) throws IOException {
     Table table = create(tables, location, 2, PartitionSpec.builderFor(SCHEMA).identity("category").build());
     Files files = new Files(table);
     DataFile a1 = files.data(rows(table, 1, 4, "a"));
@@ -132,7 +132,7 @@ final class Scenarios {
    * number, so the delete does not touch it); snapshot 3 deletes id 4; snapshot 4 re-inserts 4 as
    * "reinserted" and adds 11 (c). Live: 1 3 4 5 6 7 8 9 10 11.
    */
-  private static void equalityDeletes(HadoopTables tables, String location) throws IOException {
+  private static void equalityDeletes(Tables tables, String location) throws IOException {
     Table table = create(tables, location, 2, PartitionSpec.unpartitioned());
     Files files = new Files(table);
     append(table, files.data(rows(table, 1, 5, "a")), files.data(rows(table, 6, 10, "b")));
@@ -156,7 +156,7 @@ final class Scenarios {
    * a merged one (positions 0, 2, 3) in a new Puffin file, removing the old DV (b's DV still lives
    * in the first Puffin file), and appends c(9-10). Live: 2 5 7 8 9 10.
    */
-  private static void deletionVectors(HadoopTables tables, String location) throws IOException {
+  private static void deletionVectors(Tables tables, String location) throws IOException {
     Table table = create(tables, location, 3, PartitionSpec.builderFor(SCHEMA).identity("category").build());
     Files files = new Files(table);
     DataFile a = files.data(rows(table, 1, 4, "a"));
@@ -195,7 +195,7 @@ final class Scenarios {
    * and leaves 1 alone because 1 lives in a spec-0 file. Snapshot 4 appends 11-12 (2024-04).
    * Live: 1 3 4 5 6 7 9 10 11 12.
    */
-  private static void mixed(HadoopTables tables, String location) throws IOException {
+  private static void mixed(Tables tables, String location) throws IOException {
     Table table = create(tables, location, 2, PartitionSpec.builderFor(SCHEMA).identity("category").build());
     Files files = new Files(table);
     DataFile m1 = files.data(rows(table, 1, 3, "a"));
@@ -245,7 +245,7 @@ final class Scenarios {
    * leave out (float, time, uuid, binary, fixed, struct, list, map), to pin the canonical encoding.
    * Row 3 is null in every optional column.
    */
-  private static void allTypes(HadoopTables tables, String location) throws IOException {
+  private static void allTypes(Tables tables, String location) throws IOException {
     Map<String, String> props = new LinkedHashMap<>();
     props.put(TableProperties.FORMAT_VERSION, "2");
     Table table = tables.create(ALL_TYPES, PartitionSpec.unpartitioned(), props, location);
@@ -285,7 +285,7 @@ final class Scenarios {
     append(table, files.data(List.of(r1, r2, r3)));
   }
 
-  private static Table create(HadoopTables tables, String location, int formatVersion, PartitionSpec spec) {
+  private static Table create(Tables tables, String location, int formatVersion, PartitionSpec spec) {
     Map<String, String> props = new LinkedHashMap<>();
     props.put(TableProperties.FORMAT_VERSION, Integer.toString(formatVersion));
     return tables.create(SCHEMA, spec, props, location);
