@@ -13,6 +13,8 @@ export const ErrorKind = {
   InvalidArgument: 'invalid-argument',
   IllegalState: 'illegal-state',
   ReadOnly: 'read-only',
+  CommitStateUnknown: 'commit-state-unknown',
+  NotAuthorized: 'not-authorized',
 } as const;
 export type ErrorKind = (typeof ErrorKind)[keyof typeof ErrorKind];
 
@@ -87,6 +89,29 @@ export class CommitConflictError extends PackiceError {
     super(ErrorKind.CommitConflict, message, { retryable: true, ...options });
     this.requirement = options.requirement;
     this.attempts = options.attempts;
+  }
+}
+
+/**
+ * A commit whose outcome is not known: the catalog service failed (a 5xx, a lost connection)
+ * after it may have applied it (Java's CommitStateUnknownException). Not retried, and the files
+ * the commit references are kept: check the catalog before anything else is done to the table.
+ */
+export class CommitStateUnknownError extends PackiceError {
+  constructor(message: string, options: ErrorOptions = {}) {
+    super(ErrorKind.CommitStateUnknown, message, { ...options, retryable: false });
+  }
+}
+
+/** True when `e` leaves a commit's outcome unknown: the files it references must then be kept. */
+export function mayHaveCommitted(e: unknown): boolean {
+  return e instanceof CommitStateUnknownError;
+}
+
+/** A catalog service refused who we are or what we may do (HTTP 401, 403, 419; Java's NotAuthorizedException, ForbiddenException). */
+export class NotAuthorizedError extends PackiceError {
+  constructor(message: string, options: ErrorOptions = {}) {
+    super(ErrorKind.NotAuthorized, message, options);
   }
 }
 

@@ -1,8 +1,7 @@
 /**
- * The catalog a table name (table-name.ts) names. The AWS catalogs are imported only when named,
- * so a folder or S3 table never loads their SDKs (the Lambda bundles' cold start).
+ * The catalog a table name (table-name.ts) names. The AWS and REST catalogs are imported only when
+ * named, so a folder or S3 table never loads their SDKs (the Lambda bundles' cold start).
  */
-import { UnsupportedError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
 import { fileIOFor } from '../io/index.js';
 import type { Catalog } from './catalog.js';
@@ -15,6 +14,8 @@ export interface CatalogOptions {
   /** The catalog service's endpoint (a test server); else the SDK's default for Glue and S3 Tables. */
   readonly catalogEndpoint?: string;
   readonly io?: FileIO;
+  /** A REST catalog's properties, over those of the config file and the environment (rest/rest-properties.ts). */
+  readonly catalogProperties?: Readonly<Record<string, string>>;
 }
 
 export async function catalogFor(name: string, options: CatalogOptions = {}): Promise<Catalog> {
@@ -33,7 +34,13 @@ export async function catalogFor(name: string, options: CatalogOptions = {}): Pr
       const { S3TablesCatalog } = await import('./s3-tables-catalog.js');
       return new S3TablesCatalog(io(), parsed.tableBucketArn, parsed.namespace, parsed.table, endpoint);
     }
-    case 'rest':
-      throw new UnsupportedError('Iceberg REST catalogs are not supported yet', { path: name });
+    case 'rest': {
+      const [{ RestCatalog }, { restCatalogProperties }] = await Promise.all([import('./rest-catalog.js'), import('./rest/rest-properties.js')]);
+      return new RestCatalog(parsed.uri, parsed.namespace, parsed.table, {
+        properties: restCatalogProperties(parsed.uri, options.catalogProperties),
+        ...(options.s3Endpoint !== undefined ? { s3Endpoint: options.s3Endpoint } : {}),
+        ...(options.io !== undefined ? { io: options.io } : {}),
+      });
+    }
   }
 }

@@ -10,7 +10,7 @@
  * cannot be translated: DataFileRemovedError names it.
  */
 import { commitTable, type Table, type TableCommitOptions } from '../catalog/table.js';
-import { DataFileRemovedError, ValidationError } from '../errors.js';
+import { DataFileRemovedError, mayHaveCommitted, ValidationError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
 import { normalizePath } from '../io/path.js';
 import { ensureRoaring, PositionDeleteIndex } from '../iceberg/deletion-vector.js';
@@ -178,7 +178,8 @@ export async function commitPositionDeletes(
       ...last.stats,
     };
   } catch (e) {
-    await table.io.deleteMany(attempts.flatMap((a) => a.written)).catch(() => undefined);
+    // A commit that may have applied references them.
+    if (!mayHaveCommitted(e)) await table.io.deleteMany(attempts.flatMap((a) => a.written)).catch(() => undefined);
     throw e;
   }
 }

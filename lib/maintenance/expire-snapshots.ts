@@ -7,6 +7,7 @@
  */
 import { commitTable, loadTable, refreshTable, type Table } from '../catalog/table.js';
 import { metadataFolder, metadataVersionOf } from '../catalog/object-store-catalog.js';
+import { mayHaveCommitted } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
 import { baseName } from '../io/path.js';
 import type { Snapshot } from '../iceberg/snapshot.js';
@@ -104,7 +105,8 @@ export async function expireSnapshots(tableOrLocation: Table | string, options: 
       await io.deleteMany(written);
       table = committed.table;
     } catch (e) {
-      await io.deleteMany(written).catch(() => undefined);
+      // A commit that may have applied needs its record, to finish the deletes later.
+      if (!mayHaveCommitted(e)) await io.deleteMany(written).catch(() => undefined);
       throw e;
     }
     // Whatever committed since is retained too.

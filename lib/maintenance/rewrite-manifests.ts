@@ -9,6 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { commitTable, type Table } from '../catalog/table.js';
+import { mayHaveCommitted } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
 import { compareValues } from '../iceberg/bounds.js';
 import { newMetadataLocation } from '../iceberg/locations.js';
@@ -94,7 +95,8 @@ export async function rewriteManifests(table: Table, options: RewriteManifestsOp
     await table.io.deleteMany(attempts.slice(0, -1).flat()).catch(() => undefined);
     return { ...last!.result, dryRun: false, snapshotId: r.committed ? last!.snapshotId.toString() : null, attempts: r.attempts };
   } catch (e) {
-    await table.io.deleteMany(attempts.flat()).catch(() => undefined);
+    // A commit that may have applied references them.
+    if (!mayHaveCommitted(e)) await table.io.deleteMany(attempts.flat()).catch(() => undefined);
     throw e;
   }
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { commitTable, createTable, type Table } from '../catalog/table.js';
-import { ValidationError } from '../errors.js';
+import { mayHaveCommitted, ValidationError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
 import { ensureRoaring, PositionDeleteIndex, readDeletionVector } from '../iceberg/deletion-vector.js';
 import type { DataFile } from '../iceberg/manifest.js';
@@ -82,7 +82,8 @@ export async function commitChanges(
     await table.io.deleteMany(written.slice(0, -1).flat()).catch(() => undefined);
     return result.table;
   } catch (e) {
-    await table.io.deleteMany(written.flat()).catch(() => undefined);
+    // A commit that may have applied references them.
+    if (!mayHaveCommitted(e)) await table.io.deleteMany(written.flat()).catch(() => undefined);
     throw e;
   }
 }
@@ -92,7 +93,7 @@ export async function appendRows(table: Table, rows: readonly Row[], options: Da
   try {
     return await commitChanges(table, { addedDataFiles: files });
   } catch (e) {
-    await table.io.deleteMany(files.map((f) => f.filePath)).catch(() => undefined);
+    if (!mayHaveCommitted(e)) await table.io.deleteMany(files.map((f) => f.filePath)).catch(() => undefined);
     throw e;
   }
 }
