@@ -71,7 +71,7 @@ export const POLICY_FLAGS: readonly PolicyFlag[] = [
     flags: '--quiet-minutes <n>', field: 'quietMinutes', parse: minutes, description: 'leave partitions written in the last n minutes',
     shownDefault: `${POLICY_DEFAULTS.quietMinutes}${POLICY_DEFAULTS.quietMinutes === 0 ? ', off' : ''}`,
   },
-  { flags: '--where <filter>', field: 'where', parse: (s) => s, description: `partition filter, e.g. "action = 'click' and ts_hour >= 10"` },
+  { flags: '--where <filter>', field: 'where', parse: (s) => s, description: `files whose rows may match, over partition fields (values as health prints them) and columns, e.g. "ts_hour >= '2026-01-01-04' and action = 'click'", "ts >= '2026-01-01T04:00:00Z'"` },
   {
     flags: '--mode <mode>', field: 'mode', parse: choice(MODES), choices: MODES,
     description: 'major applies every delete; minor leaves equality deletes', shownDefault: POLICY_DEFAULTS.mode,

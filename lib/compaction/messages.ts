@@ -26,7 +26,7 @@ export interface CompactionPolicy {
   readonly deleteRatioThreshold?: number;
   /** Partitions with a commit in the last N minutes wait. */
   readonly quietMinutes?: number;
-  /** Partition filter, e.g. `action = 'click' and ts_hour >= 10`. */
+  /** The `--where` filter over partition fields and columns, e.g. `ts_hour >= '2026-01-01-04' and action = 'click'`. */
   readonly where?: string;
   readonly mode?: CompactionMode;
   readonly strategy?: CompactionStrategy;

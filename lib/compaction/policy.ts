@@ -64,7 +64,7 @@ export const POLICY_DEFAULTS = {
 
 /**
  * The policy with every field set (explicit values, then table properties, then defaults), and
- * its partition filter parsed. Everything is checked here, before any manifest is read.
+ * its `--where` filter bound to the table. Everything is checked here, before any manifest is read.
  */
 export function resolvePolicy(metadata: TableMetadata, policy: CompactionPolicy = {}): TablePolicy {
   const bad = (message: string): never => {

@@ -36,7 +36,7 @@ export type UnboundExpression =
   | { readonly type: 'null'; readonly term: string; readonly negated: boolean };
 
 export interface ParseOptions {
-  /** What the text is, for messages: `filter` (default), `partition filter`. */
+  /** What the text is, for messages: `filter` (default). */
   readonly label?: string;
   /** What a name denotes, for messages: `column name` (default), `partition field name`. */
   readonly termNoun?: string;
