@@ -11,7 +11,7 @@ import { resolveLocation } from '../io/index.js';
 import { commanderParser, wholeNumber } from './arguments.js';
 import { registerInspectCommands } from './inspect-commands.js';
 import { registerPlanCommands } from './plan-commands.js';
-import { TABLE_ARGUMENT, type OpenOptionsOf } from './table-argument.js';
+import { refuseReadOnly, TABLE_ARGUMENT, type OpenOptionsOf } from './table-argument.js';
 import { registerCompactCommand } from './compact-command.js';
 import { registerRetentionCommands } from './retention-commands.js';
 import { registerDeleteCommand } from './delete-command.js';
@@ -174,6 +174,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
       const { rewriteManifests } = await import('../maintenance/rewrite-manifests.js');
       const { formatManifestRewrite } = await import('./format.js');
       const table = await loadTable(resolveLocation(location), open());
+      await refuseReadOnly(table, 'rewrite-manifests');
       const result = await rewriteManifests(table, { dryRun: o.dryRun === true });
       out(o.json ? `${JSON.stringify(result, null, 2)}\n` : formatManifestRewrite(result));
     });

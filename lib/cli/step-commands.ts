@@ -10,7 +10,7 @@ import { resolveLocation } from '../io/index.js';
 import type { RewriteOutcome } from '../pipeline/group-outcome.js';
 import type { PlanMessage } from '../pipeline/plan-payload.js';
 import { addPolicyOptions, policyFromOptions } from './policy-flags.js';
-import { TABLE_ARGUMENT, type OpenOptionsOf } from './table-argument.js';
+import { refuseReadOnly, TABLE_ARGUMENT, type OpenOptionsOf } from './table-argument.js';
 
 async function readText(path: string, what: string): Promise<string> {
   try {
@@ -60,6 +60,15 @@ async function readResults(path: string): Promise<RewriteOutcome[]> {
   return out;
 }
 
+/**
+ * Rewritten files land in the table's location and the commit writes its metadata: refused, with
+ * nothing written, for a table no commit can reach (a catalog service's folder).
+ */
+async function refuseReadOnlyPlan(plan: PlanMessage, command: string): Promise<void> {
+  const { openTable } = await import('../pipeline/open-table.js');
+  await refuseReadOnly(await openTable(plan.table), command);
+}
+
 /** The plan file with the CLI's endpoint, when given, in place of the one it names. */
 function withEndpoint(plan: PlanMessage, s3Endpoint: string | undefined): PlanMessage {
   return s3Endpoint ? { ...plan, table: { ...plan.table, s3Endpoint } } : plan;
@@ -95,6 +104,7 @@ export function registerStepCommands(program: Command, out: (s: string) => void,
       const { rewriteStep } = await import('../pipeline/steps.js');
       const endpoint = s3Endpoint();
       const message = withEndpoint(await readPlan(planFile), endpoint);
+      await refuseReadOnlyPlan(message, 'step rewrite');
       const plan = await loadPlan(message, endpoint ? { s3Endpoint: endpoint } : {});
       const ids = o.group === undefined ? plan.groups.map((g) => g.id) : [o.group];
       for (const groupId of ids) {
@@ -120,7 +130,9 @@ export function registerStepCommands(program: Command, out: (s: string) => void,
       const { commitStateStep } = await import('../pipeline/commit-step.js');
       const endpoint = s3Endpoint();
       const plan = withEndpoint(await readPlan(planFile), endpoint);
-      const result = await commitStateStep({ plan, results: await readResults(resultsFile) }, endpoint ? { s3Endpoint: endpoint } : {});
+      const results = await readResults(resultsFile);
+      await refuseReadOnlyPlan(plan, 'step commit');
+      const result = await commitStateStep({ plan, results }, endpoint ? { s3Endpoint: endpoint } : {});
       out(`${JSON.stringify(result, null, 2)}\n`);
       if (result.abortedGroups.length > 0) process.exitCode = 3;
     });

@@ -4,7 +4,7 @@
  * committing commands refuse before writing anything, naming the catalog table names to use.
  */
 import { randomUUID } from 'node:crypto';
-import { readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LocalFileIO } from '../../lib/io/local.js';
@@ -61,13 +61,32 @@ describe('a catalog-written metadata folder', () => {
     expect((await runMain(['scan', location])).stdout.trim().split('\n')).toHaveLength(32);
   });
 
-  it('refuses compact, delete, expire and orphans before writing anything, naming the catalog table names', async () => {
+  it('refuses every committing command before writing anything, naming the catalog table names', async () => {
+    // `step plan` only reads, as `plan` does; the steps after it write into the table.
+    const planned = await runMain(['step', 'plan', location, '--min-input-files', '1']);
+    expect(planned.exitCode ?? 0, planned.stderr).toBe(0);
+    const planFile = join(tempDir(), 'plan.json');
+    writeFileSync(planFile, planned.stdout);
+    const resultsFile = join(tempDir(), 'results.jsonl');
+    writeFileSync(resultsFile, `${JSON.stringify({ groupId: 'g0', error: 'not run' })}\n`);
+
     const before = snapshotOf(location);
-    for (const args of [['compact', location, '--min-input-files', '1'], ['delete', location, '--where', 'id = 1'], ['expire', location], ['orphans', location]]) {
+    for (const args of [
+      ['compact', location, '--min-input-files', '1'],
+      ['compact', location, '--min-input-files', '1', '--dry-run'],
+      ['delete', location, '--where', 'id = 1'],
+      ['expire', location],
+      ['expire', location, '--dry-run', '--report', join(tempDir(), 'r.json')],
+      ['orphans', location],
+      ['rewrite-manifests', location],
+      ['step', 'rewrite', planFile],
+      ['step', 'commit', planFile, resultsFile],
+    ]) {
       const r = await runMain(args);
-      expect(r.exitCode, args[0]).toBe(1);
+      const command = args[0] === 'step' ? `step ${args[1]}` : args[0];
+      expect(r.exitCode, args.join(' ')).toBe(1);
       const error = r.stderr.split('\n').find((l) => l.startsWith('packice: ') && !l.startsWith('packice: warning'))!;
-      expect(error).toContain(`${args[0]} refused, nothing written: its metadata files are named NNNNN-<uuid>.metadata.json`);
+      expect(error, args.join(' ')).toContain(`${command} refused, nothing written: its metadata files are named NNNNN-<uuid>.metadata.json`);
       expect(error).toContain('glue://<database>/<table>, rest+https://<endpoint>/<namespace>/<table>');
     }
     expect(snapshotOf(location)).toEqual(before);
