@@ -55,7 +55,7 @@ export async function glueSmallTable(moto: string, formatVersion: 2 | 3 = 2): Pr
     }),
   );
   const name = `glue://${database}/events`;
-  const table = await fillSmallTable(await loadTable(name, { s3Endpoint: moto }));
+  const table = await fillSmallTable(await loadTable(name, { s3Endpoint: moto, catalogEndpoint: moto }));
   return {
     name,
     database,
