@@ -41,6 +41,7 @@ import * as cxapi from 'aws-cdk-lib/cx-api';
 import { Construct } from 'constructs';
 import type { CompactionPolicy } from '../lib/compaction/messages.js';
 import { CommitConflictError, IoError } from '../lib/errors.js';
+import { formatTableName, parseTableName, type TableName } from '../lib/catalog/table-name.js';
 import { MAINTAINED_TABLES_ENV, type MaintainedTable, type TableRetention } from '../lib/pipeline/maintained-table.js';
 import { INLINE_BUDGET_BYTES, INLINE_BUDGET_ENV, PLANS_FOLDER, WORK_LOCATION_ENV } from '../lib/pipeline/plan-payload.js';
 import { FUNCTION_MEMORY_ENV, REPORT_METRICS, REPORTS_FOLDER } from '../lib/pipeline/report-step.js';
@@ -80,11 +81,31 @@ export interface RetentionProps {
 /** One maintained table. */
 export interface MaintainedTableProps {
   /**
-   * The table's location, an S3 URI (`s3://bucket/warehouse/db/table`; `s3a://` and `s3n://`
-   * are read as `s3://`). The functions may read, write and delete objects under it and nowhere
-   * else. For notifications, the bucket must send events to EventBridge (`eventBridgeEnabled`).
+   * The table, as the command line names it:
+   * - its location, an S3 URI (`s3://bucket/warehouse/db/table`; `s3a://` and `s3n://` are read
+   *   as `s3://`): the functions may read, write and delete objects under it and nowhere else;
+   * - `glue://<database>/<table>`, a table of the AWS Glue Data Catalog of this stack's account
+   *   and region: `glue:GetTable` (and `glue:UpdateTable` for the functions that commit) on the
+   *   catalog, the database and the table, plus S3 access to `storageLocation`, which it needs;
+   * - `s3tables://<table-bucket-arn>/<namespace>/<table>`, a table of Amazon S3 Tables: the
+   *   `s3tables:` actions the functions need (`GetTableMetadataLocation`,
+   *   `UpdateTableMetadataLocation`, `GetTableData`, `PutTableData`) on that table alone. S3 Tables
+   *   expires snapshots and removes unreferenced files itself, and accepts no deletes or listings
+   *   from us: such a table is compacted only (no `retention`);
+   * - `rest+https://<endpoint>/<namespace>/<table>`, a table of an Iceberg REST catalog, passed to
+   *   the functions as it is (S3 access to `storageLocation` when given).
+   * For notifications, the bucket of a location (or `storageLocation`) must send events to
+   * EventBridge (`eventBridgeEnabled`); S3 Tables has none: its tables are checked on schedule.
    */
   readonly location: string;
+  /**
+   * Where the files of a `glue://` or `rest+https://` table are, an S3 URI: the table's Iceberg
+   * location (for Glue, its `StorageDescriptor.Location`). Its metadata and data must be under it:
+   * the functions may read, write and delete objects there and nowhere else. Synthesis cannot ask
+   * the catalog, so a Glue table needs it.
+   * @default none: required for `glue://`, refused for locations and `s3tables://` names
+   */
+  readonly storageLocation?: string;
   /**
    * Compaction thresholds and targets: `targetFileSizeBytes`, `minFileSizeBytes`,
    * `maxFileSizeBytes`, `minInputFiles`, `deleteFileThreshold`, `deleteRatioThreshold`,
@@ -256,6 +277,57 @@ export function tableLocationScope(location: string): TableLocationScope | strin
   return { bucket, prefix };
 }
 
+/** A configured table: how the functions name it, its catalog, and the S3 prefix its files are under. */
+export interface TableScope {
+  /** Two entries naming the same table have the same key. */
+  readonly key: string;
+  readonly name: TableName;
+  /** Where its files are; undefined for S3 Tables (reached through `s3tables:` actions) and a REST table without `storageLocation`. */
+  readonly files?: TableLocationScope;
+}
+
+/** A table's props checked and resolved, or what is wrong with them. */
+export function tableScopeOf(table: MaintainedTableProps): TableScope | string {
+  const { location, storageLocation } = table;
+  if (Token.isUnresolved(location)) return `table location ${location} is a token: give the S3 URI or table name literally`;
+  let name: TableName;
+  try {
+    name = parseTableName(location);
+  } catch (e) {
+    // The message names the location.
+    return (e as Error).message;
+  }
+  const storage = (): TableLocationScope | string | undefined => {
+    if (storageLocation === undefined) return undefined;
+    const scope = tableLocationScope(storageLocation);
+    return typeof scope === 'string' ? `table "${location}": storageLocation: ${scope}` : scope;
+  };
+  switch (name.kind) {
+    case 'location': {
+      if (storageLocation !== undefined) return `table "${location}": storageLocation is for catalog tables; a location names where the files are already`;
+      const files = tableLocationScope(location);
+      return typeof files === 'string' ? files : { key: `${files.bucket}/${files.prefix}`, name, files };
+    }
+    case 'glue': {
+      const files = storage();
+      if (files === undefined) {
+        return `table "${location}": a Glue table needs storageLocation, the S3 URI its files are under (its Iceberg location, the Glue table's StorageDescriptor.Location)`;
+      }
+      return typeof files === 'string' ? files : { key: formatTableName(name), name, files };
+    }
+    case 's3tables':
+      if (storageLocation !== undefined) return `table "${location}": an S3 Tables table needs no storageLocation: its files are reached through s3tables:GetTableData and PutTableData`;
+      if (table.retention !== undefined) {
+        return `table "${location}": S3 Tables expires snapshots and removes unreferenced files itself (its table maintenance settings), and refuses our deletes: no retention for it`;
+      }
+      return { key: formatTableName(name), name };
+    case 'rest': {
+      const files = storage();
+      return typeof files === 'string' ? files : { key: formatTableName(name), name, ...(files !== undefined ? { files } : {}) };
+    }
+  }
+}
+
 const positiveInteger = (value: number | undefined): boolean => value === undefined || Token.isUnresolved(value) || (Number.isInteger(value) && value >= 1);
 
 /** Collects every problem with the props, so one synth reports them all. */
@@ -267,14 +339,13 @@ export function validateProps(props: IcebergMaintenanceProps): string[] {
     const seen = new Set<string>();
     for (const table of props.tables) {
       const location: unknown = table?.location;
-      const scope = typeof location === 'string' ? tableLocationScope(location) : `table location ${String(location)} is not a string`;
-      if (typeof scope === 'string') {
-        problems.push(scope);
+      const found = typeof location === 'string' ? tableScopeOf(table) : `table location ${String(location)} is not a string`;
+      if (typeof found === 'string') {
+        problems.push(found);
         continue;
       }
-      const key = `${scope.bucket}/${scope.prefix}`;
-      if (seen.has(key)) problems.push(`table location "${String(location)}" is listed twice`);
-      seen.add(key);
+      if (seen.has(found.key)) problems.push(`table location "${String(location)}" is listed twice`);
+      seen.add(found.key);
       const orphanDelay = table.retention?.orphanOlderThan;
       if (orphanDelay !== undefined && !orphanDelay.isUnresolved() && orphanDelay.toSeconds() < 3600) {
         problems.push(`table "${String(location)}": retention.orphanOlderThan must be at least 1 hour, got ${orphanDelay.toHumanString()}`);
@@ -306,6 +377,7 @@ export function validateProps(props: IcebergMaintenanceProps): string[] {
 export function maintainedTable(table: MaintainedTableProps): MaintainedTable {
   return {
     location: table.location,
+    ...(table.storageLocation !== undefined ? { storageLocation: table.storageLocation } : {}),
     ...(table.policy !== undefined ? { policy: table.policy } : {}),
     ...(table.retention !== undefined ? { retention: tableRetention(table.retention) } : {}),
   };
@@ -362,8 +434,10 @@ export class IcebergMaintenance extends Construct {
   public readonly workBucket: s3.IBucket;
   /** `s3://<work bucket>/packice/reports/`: one JSON report per compaction run, by table. */
   public readonly reportLocation: string;
-  /** The buckets and prefixes the functions may touch. */
+  /** The buckets and prefixes the functions may touch: the tables' locations and storage locations. */
   public readonly tableScopes: readonly TableLocationScope[];
+  /** Each configured table: its name and where its files are. */
+  public readonly tables: readonly TableScope[];
 
   constructor(scope: Construct, id: string, props: IcebergMaintenanceProps) {
     super(scope, id);
@@ -375,7 +449,8 @@ export class IcebergMaintenance extends Construct {
     const rewriteMemorySize = props.rewriteMemorySize ?? memorySize;
     const timeout = props.timeout ?? MAINTENANCE_DEFAULTS.timeout;
     const tables = props.tables.map(maintainedTable);
-    this.tableScopes = dedupe(props.tables.map((t) => tableLocationScope(t.location) as TableLocationScope));
+    this.tables = props.tables.map((t) => tableScopeOf(t) as TableScope);
+    this.tableScopes = dedupe(this.tables.flatMap((t) => (t.files !== undefined ? [t.files] : [])));
 
     this.workBucket =
       props.workBucket ??
@@ -452,7 +527,8 @@ export class IcebergMaintenance extends Construct {
     this.stateMachine.grantStartExecution(this.triggerFunction);
     this.triggerFunction.addEnvironment('PACKICE_STATE_MACHINE_ARN', this.stateMachine.stateMachineArn);
 
-    if (props.compactOnCommit ?? true) this.commitRule = this.notificationRule();
+    // S3 Tables sends no object events: with only such tables, the schedule alone checks them.
+    if ((props.compactOnCommit ?? true) && this.tableScopes.length > 0) this.commitRule = this.notificationRule();
     this.compactionSchedule = new scheduler.Schedule(this, 'CompactionSchedule', {
       description: 'packice: nightly compaction check of every table',
       schedule: props.compactionSchedule ?? scheduler.ScheduleExpression.expression(MAINTENANCE_DEFAULTS.compactionSchedule),
@@ -462,8 +538,11 @@ export class IcebergMaintenance extends Construct {
         retryAttempts: 3,
       }),
     });
+    // S3 Tables expires and removes files itself (see MaintainedTableProps.location).
     const retentionInput: { tables: RetentionRequest[] } = {
-      tables: tables.map((t) => ({ table: { location: t.location }, ...(t.retention !== undefined ? { retention: t.retention } : {}) })),
+      tables: tables
+        .filter((_, i) => this.tables[i].name.kind !== 's3tables')
+        .map((t) => ({ table: { location: t.location }, ...(t.retention !== undefined ? { retention: t.retention } : {}) })),
     };
     this.retentionSchedule = new scheduler.Schedule(this, 'RetentionSchedule', {
       description: 'packice: snapshot expiry and orphan removal of every table',
@@ -587,6 +666,39 @@ export class IcebergMaintenance extends Construct {
     if (work.encryptionKey) {
       work.encryptionKey.grantEncryptDecrypt(this.planFunction);
       work.encryptionKey.grantEncryptDecrypt(this.commitFunction);
+    }
+    this.grantCatalogAccess();
+  }
+
+  /**
+   * The catalog calls of the tables named in a catalog, on those tables only. Every function that
+   * opens a table reads its pointer; commit and expire swap it. Glue: `GetTable`/`UpdateTable` on
+   * the catalog, the database and the table (the ARNs Glue authorizes them on). S3 Tables: table
+   * ARNs carry an id synthesis cannot know, so the table bucket's `table/*` under conditions on the
+   * namespace and table name; the data through `GetTableData`/`PutTableData` (S3 Tables authorizes
+   * GetObject and PutObject on its warehouse with them). Expire and orphans never touch S3 Tables.
+   */
+  private grantCatalogAccess(): void {
+    const reads: lambda.Function[] = [this.planFunction, this.triggerFunction, this.rewriteFunction, this.orphansFunction];
+    const commits: lambda.Function[] = [this.commitFunction, this.expireFunction];
+    for (const { name } of this.tables) {
+      if (name.kind === 'glue') {
+        const glue = (resource: string): string => `arn:${Aws.PARTITION}:glue:${Aws.REGION}:${Aws.ACCOUNT_ID}:${resource}`;
+        const resources = [glue('catalog'), glue(`database/${name.database}`), glue(`table/${name.database}/${name.table}`)];
+        for (const f of reads) f.addToRolePolicy(new iam.PolicyStatement({ actions: ['glue:GetTable'], resources }));
+        for (const f of commits) f.addToRolePolicy(new iam.PolicyStatement({ actions: ['glue:GetTable', 'glue:UpdateTable'], resources }));
+      } else if (name.kind === 's3tables') {
+        const statement = (actions: string[]): iam.PolicyStatement =>
+          new iam.PolicyStatement({
+            actions,
+            resources: [`${name.tableBucketArn}/table/*`],
+            conditions: { StringEquals: { 's3tables:namespace': name.namespace, 's3tables:tableName': name.table } },
+          });
+        const read = ['s3tables:GetTableMetadataLocation', 's3tables:GetTableData'];
+        for (const f of [this.planFunction, this.triggerFunction]) f.addToRolePolicy(statement(read));
+        this.rewriteFunction.addToRolePolicy(statement([...read, 's3tables:PutTableData']));
+        this.commitFunction.addToRolePolicy(statement([...read, 's3tables:PutTableData', 's3tables:UpdateTableMetadataLocation']));
+      }
     }
   }
 

@@ -38,6 +38,12 @@ export interface Catalog {
   readonly io: FileIO;
   /** True when no commit can succeed (a table opened from an explicit metadata file). */
   readonly readOnly?: boolean;
+  /**
+   * True when the catalog service itself deletes the files no snapshot reaches, and refuses to
+   * list or delete the table's files (S3 Tables' unreferenced file removal): expiry then only
+   * commits, and orphan removal has nothing to do.
+   */
+  readonly removesUnreferencedFiles?: boolean;
   load(): Promise<LoadedMetadata>;
   /**
    * Commits `updates` under `requirements`, computed from `base`. Resolves to the new current

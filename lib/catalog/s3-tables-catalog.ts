@@ -20,6 +20,8 @@ export interface S3TablesCatalogOptions {
 
 export class S3TablesCatalog implements Catalog {
   readonly name: string;
+  // Table buckets answer ListObjects and DeleteObject with 405; their maintenance removes what no snapshot reaches.
+  readonly removesUnreferencedFiles = true;
   private readonly client: S3TablesClient;
 
   constructor(

@@ -90,6 +90,9 @@ function kinds(t: DeletionTotals): string {
     .join(', ');
 }
 
+/** What expire and orphans say of a table whose catalog removes unreferenced files itself. */
+const LEFT_TO_CATALOG = 'the catalog removes the files no snapshot reaches itself (S3 Tables: unreferenced file removal)';
+
 export function formatExpire(r: ExpireResult, reportPath: string | undefined): string {
   const verb = r.dryRun ? 'would delete' : 'deleted';
   const lines = [
@@ -97,6 +100,7 @@ export function formatExpire(r: ExpireResult, reportPath: string | undefined): s
       (r.removedRefs.length > 0 ? `; refs dropped: ${r.removedRefs.join(', ')}` : ''),
     `  ${verb} ${r.totals.files} files (${formatBytes(r.totals.bytes)})${r.totals.files > 0 ? `: ${kinds(r.totals)}` : ''}`,
   ];
+  if (r.filesLeftToCatalog) lines[1] = `  no files deleted here: ${LEFT_TO_CATALOG}`;
   if (r.resumedRecords > 0) lines.push(`  finished ${r.resumedRecords} interrupted expiry run(s)`);
   if (r.outsideLocation.length > 0) lines.push(`  left alone ${r.outsideLocation.length} files outside the table location (e.g. ${r.outsideLocation[0]})`);
   if (reportPath !== undefined) lines.push(`  report    ${reportPath}`);
@@ -104,6 +108,7 @@ export function formatExpire(r: ExpireResult, reportPath: string | undefined): s
 }
 
 export function formatOrphans(r: OrphanResult, reportPath: string | undefined): string {
+  if (r.filesLeftToCatalog) return `no orphans looked for: ${LEFT_TO_CATALOG}\n`;
   const lines = [
     `${r.dryRun ? 'dry run: would delete' : 'deleted'} ${r.totals.files} orphan files (${formatBytes(r.totals.bytes)}) ` +
       `of ${r.listed} listed`,

@@ -50,6 +50,8 @@ export interface ExpireResult {
   readonly deleted: number;
   /** Paths only expired snapshots reached that lie outside the table location: never deleted. */
   readonly outsideLocation: readonly string[];
+  /** The catalog removes unreferenced files itself (S3 Tables): the expiry committed, nothing was listed or deleted here. */
+  readonly filesLeftToCatalog: boolean;
 }
 
 function expiryUpdates(d: RetentionDecision): TableUpdate[] {
@@ -68,8 +70,9 @@ export async function expireSnapshots(tableOrLocation: Table | string, options: 
   checkGcEnabled(table.metadata, 'expire snapshots');
   const retention: RetentionOptions = { ...options, nowMs };
 
+  const leftToCatalog = table.catalog.removesUnreferencedFiles === true;
   // Records of expiries that committed but did not finish deleting.
-  const pending = await readPendingExpiries(io, location);
+  const pending = leftToCatalog ? [] : await readPendingExpiries(io, location);
 
   let expiredSnapshots: Snapshot[] = [];
   let expiredStats: ReachableFile[] = [];
@@ -94,7 +97,7 @@ export async function expireSnapshots(tableOrLocation: Table | string, options: 
           expiredSnapshots = base.metadata.snapshots.filter((s) => gone.has(s.snapshotId));
           expiredStats = statisticsFiles(base.metadata, gone);
           // Written before the commit: a crash after it still leaves the list of what to delete.
-          written.push(await writePendingExpiry(io, location, expiredSnapshots, expiredStats, nowMs));
+          if (!leftToCatalog) written.push(await writePendingExpiry(io, location, expiredSnapshots, expiredStats, nowMs));
           options.onProgress?.('commit', attempts, attempts);
           return { updates: expiryUpdates(decision), requirements: [{ type: 'assert-table-uuid', uuid: base.metadata.tableUuid }] };
         },
@@ -121,6 +124,18 @@ export async function expireSnapshots(tableOrLocation: Table | string, options: 
   for (const s of [...pending.flatMap((p) => p.snapshots), ...expiredSnapshots]) {
     if (!stillThere.has(s.snapshotId)) candidates.set(s.snapshotId, s);
   }
+  const result = {
+    table: location,
+    dryRun,
+    metadataLocation: table.metadataLocation,
+    expiredSnapshots: [...candidates.keys()].map(String),
+    removedRefs: decision.removedRefs,
+    retainedSnapshots: after.snapshots.length,
+    commitAttempts: attempts,
+    resumedRecords: pending.length,
+    filesLeftToCatalog: leftToCatalog,
+  };
+  if (leftToCatalog) return { ...result, files: [], totals: totalsOf([]), deleted: 0, outsideLocation: [] };
 
   const retained = await reachableFromSnapshots(io, after.snapshots, {
     entries: 'live',
@@ -156,20 +171,7 @@ export async function expireSnapshots(tableOrLocation: Table | string, options: 
     // The records go last: until here a rerun must be able to finish the job.
     await io.deleteMany([...pending.map((p) => p.path), ...(record !== undefined ? [record] : [])]);
   }
-  return {
-    table: location,
-    dryRun,
-    metadataLocation: table.metadataLocation,
-    expiredSnapshots: [...candidates.keys()].map(String),
-    removedRefs: decision.removedRefs,
-    retainedSnapshots: after.snapshots.length,
-    commitAttempts: attempts,
-    resumedRecords: pending.length,
-    files,
-    totals: totalsOf(files),
-    deleted,
-    outsideLocation: outside.map((f) => f.path),
-  };
+  return { ...result, files, totals: totalsOf(files), deleted, outsideLocation: outside.map((f) => f.path) };
 }
 
 /**

@@ -62,6 +62,8 @@ export interface OrphanResult {
   readonly files: readonly PlannedFile[];
   readonly totals: DeletionTotals;
   readonly deleted: number;
+  /** The catalog removes unreferenced files itself (S3 Tables): nothing was listed or deleted here. */
+  readonly filesLeftToCatalog: boolean;
 }
 
 /** Every file the table's metadata names: snapshots of the current and every logged metadata file, and the catalog's own files. */
@@ -132,6 +134,11 @@ export async function deleteOrphanFiles(tableOrLocation: Table | string, options
   }
   checkGcEnabled(table.metadata, 'delete orphan files');
   checkOpenedAtOwnLocation(table);
+  const dryRun = options.dryRun === true;
+  if (table.catalog.removesUnreferencedFiles === true) {
+    const none = { listed: 0, referenced: 0, tooNew: 0, hidden: 0, prefixMismatches: [], files: [], totals: totalsOf([]), deleted: 0 };
+    return { table: location, dryRun, olderThanMs, ...none, filesLeftToCatalog: true };
+  }
   const nowMs = options.nowMs ?? Date.now();
   const cutoff = nowMs - olderThanMs;
   const mode = options.prefixMismatch ?? 'error';
@@ -194,7 +201,7 @@ export async function deleteOrphanFiles(tableOrLocation: Table | string, options
   }
 
   let deleted = 0;
-  if (options.dryRun !== true) {
+  if (!dryRun) {
     deleted = await deleteFiles(io, location, orphans, {
       ...(options.deleteBatchSize !== undefined ? { batchSize: options.deleteBatchSize } : {}),
       ...(options.deleteConcurrency !== undefined ? { concurrency: options.deleteConcurrency } : {}),
@@ -203,7 +210,7 @@ export async function deleteOrphanFiles(tableOrLocation: Table | string, options
   }
   return {
     table: location,
-    dryRun: options.dryRun === true,
+    dryRun,
     olderThanMs,
     listed,
     referenced,
@@ -213,5 +220,6 @@ export async function deleteOrphanFiles(tableOrLocation: Table | string, options
     files: orphans,
     totals: totalsOf(orphans),
     deleted,
+    filesLeftToCatalog: false,
   };
 }

@@ -15,5 +15,6 @@ export async function expireStep(request: RetentionRequest, options: { nowMs?: n
     dryRun: request.dryRun === true,
   });
   const { files: _files, expiredSnapshots, outsideLocation, resumedRecords: _resumed, ...counts } = result;
-  return { ...counts, expiredSnapshots: expiredSnapshots.length, outsideLocation: outsideLocation.length, durationMs: Math.round(performance.now() - started) };
+  // The table as the request names it (`glue://…`), not where its files are.
+  return { ...counts, table: request.table.location, expiredSnapshots: expiredSnapshots.length, outsideLocation: outsideLocation.length, durationMs: Math.round(performance.now() - started) };
 }

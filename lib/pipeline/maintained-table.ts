@@ -24,6 +24,8 @@ export interface TableRetention {
 }
 
 export interface MaintainedTable extends TableRef {
+  /** Where the files of a table named in a catalog (`glue://…`) are: its notifications come from there. */
+  readonly storageLocation?: string;
   readonly policy?: CompactionPolicy;
   readonly retention?: TableRetention;
 }
@@ -53,13 +55,14 @@ export function locationKey(location: string): string {
 
 /**
  * The configured table whose `metadata/` folder holds the object `key` of `bucket`, if the key
- * names a metadata file (`<table>/metadata/<name>.metadata.json`).
+ * names a metadata file (`<table>/metadata/<name>.metadata.json`): a table at that location, or
+ * one named in a catalog whose files are there.
  */
 export function tableOfMetadataObject(tables: readonly MaintainedTable[], bucket: string, key: string): MaintainedTable | undefined {
   const m = /^(.*)\/metadata\/[^/]+\.metadata\.json$/.exec(key);
   if (!m) return undefined;
   const location = locationKey(`s3://${bucket}/${m[1]}`);
-  return tables.find((t) => locationKey(t.location) === location);
+  return tables.find((t) => locationKey(t.storageLocation ?? t.location) === location);
 }
 
 /** The table reference a step opens: location and endpoint, without the settings. */

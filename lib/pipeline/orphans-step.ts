@@ -15,5 +15,5 @@ export async function orphansStep(request: RetentionRequest, options: { nowMs?: 
     dryRun: request.dryRun === true,
   });
   const { files: _files, prefixMismatches, ...counts } = result;
-  return { ...counts, prefixMismatches: prefixMismatches.length, durationMs: Math.round(performance.now() - started) };
+  return { ...counts, table: request.table.location, prefixMismatches: prefixMismatches.length, durationMs: Math.round(performance.now() - started) };
 }

@@ -26,6 +26,7 @@ import { REPORT_METRICS } from '../../lib/pipeline/report-step.js';
 import { S3FileIO } from '../../lib/io/s3.js';
 import { rewriteRequestOf } from '../../lib/pipeline/rewrite-request.js';
 import { REPO_ROOT, tempDir } from '../support/fixtures.js';
+import { flatten } from '../support/cfn-template.js';
 import { TEST_AWS_ENV } from '../support/moto.js';
 import { freshBucket, testS3Endpoint } from '../support/s3.js';
 import { fileCounts, liveRows, smallTable } from '../support/small-table.js';
@@ -64,20 +65,6 @@ beforeAll(() => {
   template = Template.fromStack(stack);
   resources = template.toJSON().Resources as Record<string, Resource>;
 });
-
-/** Fn::Join / Ref / GetAtt flattened to a string (`<Id.Arn>` for attributes, `aws` for the partition). */
-function flatten(value: Json): string {
-  if (typeof value === 'string') return value;
-  if (value && typeof value === 'object' && !Array.isArray(value)) {
-    if ('Fn::Join' in value) {
-      const [sep, parts] = value['Fn::Join'] as [string, Json[]];
-      return parts.map(flatten).join(sep);
-    }
-    if ('Ref' in value) return value.Ref === 'AWS::Partition' ? 'aws' : `<${String(value.Ref)}>`;
-    if ('Fn::GetAtt' in value) return `<${(value['Fn::GetAtt'] as string[]).join('.')}>`;
-  }
-  throw new Error(`cannot flatten ${JSON.stringify(value)}`);
-}
 
 function statementsOf(policy: Resource): Statement[] {
   return (policy.Properties.PolicyDocument as unknown as { Statement: Statement[] }).Statement;

@@ -16,6 +16,23 @@ export interface CfnTemplate {
   readonly Resources: Record<string, CfnResource>;
 }
 
+/**
+ * A value of the template as text for assertions, without deploying: Fn::Join joined, the
+ * partition `aws`, other Refs `<Id>` (pseudo parameters `<AWS::Region>`), attributes `<Id.Attr>`.
+ */
+export function flatten(value: Json): string {
+  if (typeof value === 'string') return value;
+  if (value && typeof value === 'object' && !Array.isArray(value)) {
+    if ('Fn::Join' in value) {
+      const [sep, parts] = value['Fn::Join'] as [string, Json[]];
+      return parts.map(flatten).join(sep);
+    }
+    if ('Ref' in value) return value.Ref === 'AWS::Partition' ? 'aws' : `<${String(value.Ref)}>`;
+    if ('Fn::GetAtt' in value) return `<${(value['Fn::GetAtt'] as string[]).join('.')}>`;
+  }
+  throw new Error(`cannot flatten ${JSON.stringify(value)}`);
+}
+
 export const LOCAL_ACCOUNT = '123456789012';
 export const LOCAL_REGION = 'us-east-1';
 const PARTITION = 'aws';

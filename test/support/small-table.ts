@@ -21,11 +21,18 @@ export const SMALL_TABLE_SCHEMA = {
 
 /** 40 rows written, ids 5, 10, … 40 deleted: 32 live rows. */
 export async function smallTable(io: FileIO, location: string, formatVersion: 2 | 3): Promise<Table> {
-  let t = await createNewTable(io, location, {
-    formatVersion,
-    schema: SMALL_TABLE_SCHEMA,
-    partitionFields: [{ sourceId: 2, name: 'category', transform: { kind: 'identity' } }],
-  });
+  return fillSmallTable(await createNewTable(io, location, { formatVersion, ...SMALL_TABLE_SPEC }));
+}
+
+/** The small table's schema and partitioning, for a table created elsewhere (a catalog's). */
+export const SMALL_TABLE_SPEC = {
+  schema: SMALL_TABLE_SCHEMA,
+  partitionFields: [{ sourceId: 2, name: 'category', transform: { kind: 'identity' as const } }],
+};
+
+/** The small table's four appends and its delete, on an empty table of SMALL_TABLE_SPEC. */
+export async function fillSmallTable(empty: Table): Promise<Table> {
+  let t = empty;
   let id = 0;
   for (let c = 0; c < 4; c++) {
     const rows: Row[] = [];
