@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { type CanonicalRow, parseJsonLines } from './canonical-rows.js';
 import { REPO_ROOT } from './fixtures.js';
+import { stringifyJson } from '../../lib/iceberg/json.js';
 
 const run = promisify(execFile);
 
@@ -175,4 +176,9 @@ export function failure(e: unknown): string {
 /** Rows of one of Iceberg's metadata tables (`snapshots`, `files`, …) as Java 1.12 reads them (`Harness metadata-table`). */
 export async function javaMetadataTable(location: string, name: string): Promise<Record<string, unknown>[]> {
   return parseJsonLines(await harness(['metadata-table', location, name]), `Java metadata-table ${name} ${location}`) as unknown as Record<string, unknown>[];
+}
+
+/** The data files `table.newScan().filter(expr).planFiles()` selects in Java 1.12 (`Harness plan-files`); `expr` in ExpressionParser JSON. */
+export async function javaPlanFiles(location: string, expression: unknown): Promise<string[]> {
+  return parseJsonLines(await harness(['plan-files', location, stringifyJson(expression)]), `Java plan-files ${location}`) as unknown as string[];
 }

@@ -43,6 +43,8 @@ import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.Tables;
 import org.apache.iceberg.data.IcebergGenerics;
+import org.apache.iceberg.expressions.Expression;
+import org.apache.iceberg.expressions.ExpressionParser;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.hadoop.HadoopTables;
 import org.apache.iceberg.io.CloseableIterable;
@@ -65,6 +67,10 @@ import org.apache.iceberg.util.JsonUtil;
  *                                          (its primitive and map columns; longs as strings)
  *   location-provider &lt;tableLocation&gt; &lt;propertiesJson&gt; &lt;fileName&gt;...
  *                                          LocationProviders.locationsFor(...).newDataLocation(fileName)
+ *   plan-files &lt;tableLocation&gt; &lt;expressionJson&gt;
+ *                                          the data files table.newScan().filter(expr).planFiles()
+ *                                          selects, one JSON string a line (expr: ExpressionParser
+ *                                          JSON, literals in the columns' JSON single-value form)
  *   delete &lt;tableLocation&gt; [--granularity partition|file] &lt;column&gt; &lt;value&gt;...
  *                                          deletes the rows whose column is one of the values by
  *                                          position (v3: deletion vectors; v2: position delete
@@ -148,6 +154,12 @@ public final class Harness {
         }
         locationProvider(args, out);
         return 0;
+      case "plan-files":
+        if (args.length != 3) {
+          return usage();
+        }
+        planFiles(load(args[1]), args[2], out);
+        return 0;
       case "delete":
         return delete(args, out);
       case "selftest":
@@ -170,6 +182,7 @@ public final class Harness {
             + "       Harness info <tableLocation>\n"
             + "       Harness locations <tableLocation>\n"
             + "       Harness location-provider <tableLocation> <propertiesJson> <fileName>...\n"
+            + "       Harness plan-files <tableLocation> <expressionJson>\n"
             + "       Harness delete <tableLocation> [--granularity partition|file] <column> <value>...\n"
             + "       Harness selftest <emptyDir>   writes, reads and checks every scenario");
     return 2;
@@ -509,6 +522,15 @@ public final class Harness {
       writer.write('\n');
     }
     writer.flush();
+  }
+
+  static void planFiles(Table table, String expressionJson, PrintStream out) throws IOException {
+    Expression filter = ExpressionParser.fromJson(expressionJson, table.schema());
+    try (CloseableIterable<FileScanTask> tasks = table.newScan().filter(filter).planFiles()) {
+      for (FileScanTask task : tasks) {
+        out.println(JsonUtil.generate(gen -> gen.writeString(task.file().location()), false));
+      }
+    }
   }
 
   static void info(Table table, PrintStream out) throws IOException {
