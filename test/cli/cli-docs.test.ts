@@ -3,8 +3,8 @@
  * row with Iceberg's equivalent (or why there is none) in its last column, so it stays true as
  * options are added.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { buildProgram } from '../../lib/cli/main.js';
@@ -86,5 +86,23 @@ describe('docs/cli.md', () => {
   it('has a row for every global option', () => {
     const globals = buildProgram().options.map((o) => o.long!);
     expect(globals.filter((o) => !table.some((r) => namesOption(r.first, o)))).toEqual([]);
+  });
+
+  it('is linked from the README, and the README and docs/ link only files that exist', () => {
+    const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+    expect(readme).toContain('docs/cli.md');
+    const broken: string[] = [];
+    for (const file of ['README.md', ...readdirSync(join(REPO_ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)]) {
+      const text = readFileSync(join(REPO_ROOT, file), 'utf8');
+      // Markdown links to relative paths, and backticked repository paths of documents.
+      const targets = [
+        ...[...text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)].map((m) => m[1]).filter((t) => !/^[a-z]+:/.test(t)).map((t) => join(dirname(file), t)),
+        ...[...text.matchAll(/`([A-Za-z0-9_./-]+\.md)`/g)].map((m) => m[1]),
+      ];
+      // A backticked name may be from the repository root or from the document's folder.
+      const exists = (t: string): boolean => existsSync(join(REPO_ROOT, t)) || existsSync(join(REPO_ROOT, dirname(file), t));
+      for (const t of targets) if (!exists(t)) broken.push(`${file} -> ${t}`);
+    }
+    expect(broken).toEqual([]);
   });
 });

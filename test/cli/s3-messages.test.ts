@@ -2,9 +2,11 @@
  * What an S3 command prints when the setup is wrong: one line saying what to set, never a raw
  * SDK error or stack; and no AWS SDK Node-version warning on a command that works.
  */
+import { spawnSync } from 'node:child_process';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { fileIOFor } from '../../lib/io/index.js';
 import { runBin } from '../support/cli.js';
+import { REPO_ROOT } from '../support/fixtures.js';
 import { freshBucket, testS3Endpoint } from '../support/s3.js';
 import { smallTable } from '../support/small-table.js';
 
@@ -33,6 +35,17 @@ describe('S3 commands', () => {
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     expect(r.stdout).toContain('data files');
+  });
+
+  it('(the SDK itself warns under Node 20 without the switch: the test above proves packice silences it)', () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, AWS_EC2_METADATA_DISABLED: 'true' };
+    delete env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED;
+    const script =
+      "const { S3Client, ListBucketsCommand } = require('@aws-sdk/client-s3');" +
+      `new S3Client({ endpoint: ${JSON.stringify(testS3Endpoint())}, forcePathStyle: true }).send(new ListBucketsCommand({})).then(() => undefined);`;
+    const r = spawnSync(process.execPath, ['-e', script], { cwd: REPO_ROOT, env, encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr.includes('NodeVersionSupportWarning')).toBe(Number(process.versions.node.split('.')[0]) < 22);
   });
 
   it('name the missing bucket and what to check', async () => {
