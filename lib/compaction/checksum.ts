@@ -394,6 +394,45 @@ class ColumnLanes {
     this.n[i]++;
   }
 
+  /** Three words into row i: the fixed-width values' tag and two words, state kept in locals. */
+  word3(i: number, w0: number, w1: number, w2: number): void {
+    let a = this.a[i];
+    let b = this.b[i];
+    let k = Math.imul(w0 | 0, A1);
+    k = (k << 15) | (k >>> 17);
+    a ^= Math.imul(k, A2);
+    a = (a << 13) | (a >>> 19);
+    a = (Math.imul(a, 5) + 0xe6546b64) | 0;
+    let j = Math.imul(w0 ^ 0x5bd1e995, B1);
+    j = (j << 13) | (j >>> 19);
+    b ^= Math.imul(j, B2);
+    b = (b << 17) | (b >>> 15);
+    b = (Math.imul(b, 9) + 0x165667b1) | 0;
+
+    k = Math.imul(w1 | 0, A1);
+    k = (k << 15) | (k >>> 17);
+    a ^= Math.imul(k, A2);
+    a = (a << 13) | (a >>> 19);
+    a = (Math.imul(a, 5) + 0xe6546b64) | 0;
+    j = Math.imul(w1 ^ 0x5bd1e995, B1);
+    j = (j << 13) | (j >>> 19);
+    b ^= Math.imul(j, B2);
+    b = (b << 17) | (b >>> 15);
+    b = (Math.imul(b, 9) + 0x165667b1) | 0;
+
+    k = Math.imul(w2 | 0, A1);
+    k = (k << 15) | (k >>> 17);
+    a ^= Math.imul(k, A2);
+    a = (a << 13) | (a >>> 19);
+    this.a[i] = (Math.imul(a, 5) + 0xe6546b64) | 0;
+    j = Math.imul(w2 ^ 0x5bd1e995, B1);
+    j = (j << 13) | (j >>> 19);
+    b ^= Math.imul(j, B2);
+    b = (b << 17) | (b >>> 15);
+    this.b[i] = (Math.imul(b, 9) + 0x165667b1) | 0;
+    this.n[i] += 3;
+  }
+
   /** Row i's state as a Lanes, for the per-value encoders. */
   load(i: number): Lanes {
     const l = this.one;
@@ -439,6 +478,34 @@ function validAt(data: AnyData, i: number): boolean {
 
 type ColumnEncoder = (data: AnyData, lanes: ColumnLanes, rows: Active) => void;
 
+/** The validity bitmap when some value is null, else undefined (every row valid). */
+function nullMask(data: AnyData): Uint8Array | undefined {
+  const bitmap = data.nullBitmap;
+  return data.nullCount > 0 && bitmap && bitmap.length > 0 ? bitmap : undefined;
+}
+
+/**
+ * Hashes the tag and two words per value of a fixed-width column (`w0(i)`/`w1(i)` given as word
+ * arrays and a stride): a null row hashes as the word 0. No closure per value: this is the hot loop.
+ */
+function fixedWords(data: AnyData, lanes: ColumnLanes, rows: Active, tag: number, words: Int32Array | Uint32Array, stride: number, signExtend: boolean): void {
+  const m = activeCount(rows, data.length);
+  const mask = nullMask(data);
+  const off = data.offset;
+  for (let r = 0; r < m; r++) {
+    const i = rows ? rows[r] : r;
+    if (mask !== undefined) {
+      const bit = off + i;
+      if ((mask[bit >> 3] & (1 << (bit & 7))) === 0) {
+        lanes.word(i, 0);
+        continue;
+      }
+    }
+    const lo = words[stride * i] | 0;
+    lanes.word3(i, tag, lo, signExtend ? lo >> 31 : words[stride * i + 1] | 0);
+  }
+}
+
 /** Calls `body` for each active non-null row; a null row hashes as the word 0. */
 function eachValue(data: AnyData, lanes: ColumnLanes, rows: Active, body: (i: number) => void): void {
   const m = activeCount(rows, data.length);
@@ -471,12 +538,7 @@ function columnEncoderFor(type: IcebergType): ColumnEncoder {
     return (data, lanes, rows) => {
       if (!(data.values instanceof BigInt64Array)) return fallback(data, lanes, rows);
       const v = data.values;
-      const words = new Int32Array(v.buffer, v.byteOffset, v.length * 2);
-      eachValue(data, lanes, rows, (i) => {
-        lanes.word(i, 2);
-        lanes.word(i, words[2 * i]);
-        lanes.word(i, words[2 * i + 1]);
-      });
+      fixedWords(data, lanes, rows, 2, new Int32Array(v.buffer, v.byteOffset, v.length * 2), 2, false);
     };
   }
   switch (type.type) {
@@ -484,25 +546,29 @@ function columnEncoderFor(type: IcebergType): ColumnEncoder {
     case 'date':
       return (data, lanes, rows) => {
         if (!(data.values instanceof Int32Array)) return fallback(data, lanes, rows);
-        const v = data.values;
-        eachValue(data, lanes, rows, (i) => {
-          lanes.word(i, 2);
-          lanes.word(i, v[i]);
-          lanes.word(i, v[i] >> 31);
-        });
+        fixedWords(data, lanes, rows, 2, data.values, 1, true);
       };
     case 'decimal':
       return (data, lanes, rows) => {
         if (!arrow.DataType.isDecimal(data.type) || data.type.bitWidth !== 128) return fallback(data, lanes, rows);
         const w = data.values as Uint32Array;
         let wide: IcebergValue[] | undefined;
+        // Mostly values of 64 bits or less: those hash as longs, in the fixed-width loop.
+        let narrow = true;
+        const mask = nullMask(data);
+        for (let i = 0; i < data.length && narrow; i++) {
+          const ext = (w[4 * i + 1] | 0) < 0 ? -1 : 0;
+          if (((w[4 * i + 2] | 0) !== ext || (w[4 * i + 3] | 0) !== ext) && (mask === undefined || validAt(data, i))) narrow = false;
+        }
+        if (narrow) {
+          fixedWords(data, lanes, rows, 2, w, 4, false);
+          return;
+        }
         eachValue(data, lanes, rows, (i) => {
           const hi = w[4 * i + 1] | 0;
           const ext = hi < 0 ? -1 : 0;
           if ((w[4 * i + 2] | 0) === ext && (w[4 * i + 3] | 0) === ext) {
-            lanes.word(i, 2);
-            lanes.word(i, w[4 * i]);
-            lanes.word(i, hi);
+            lanes.word3(i, 2, w[4 * i], hi);
           } else {
             // Beyond 64 bits: the row encoder's sign-and-magnitude form.
             wide ??= readData(type, data, 'proof');
@@ -516,12 +582,23 @@ function columnEncoderFor(type: IcebergType): ColumnEncoder {
       return (data, lanes, rows) => {
         if (!(data.values instanceof Float64Array || data.values instanceof Float32Array)) return fallback(data, lanes, rows);
         const v = data.values;
+        if (v instanceof Float64Array) {
+          // Doubles hash their own words; NaN payloads are canonicalised first (one NaN).
+          let words = new Uint32Array(v.buffer, v.byteOffset, v.length * 2);
+          for (let i = 0; i < v.length; i++) {
+            if (v[i] !== v[i]) {
+              const copy = Float64Array.from(v, (x) => (x !== x ? Number.NaN : x));
+              words = new Uint32Array(copy.buffer);
+              break;
+            }
+          }
+          fixedWords(data, lanes, rows, 4, words, 2, false);
+          return;
+        }
         eachValue(data, lanes, rows, (i) => {
           const x = v[i];
           F64[0] = x !== x ? Number.NaN : x;
-          lanes.word(i, 4);
-          lanes.word(i, F64_WORDS[0]);
-          lanes.word(i, F64_WORDS[1]);
+          lanes.word3(i, 4, F64_WORDS[0], F64_WORDS[1]);
         });
       };
     case 'boolean':
@@ -539,7 +616,14 @@ function columnEncoderFor(type: IcebergType): ColumnEncoder {
         if (!arrow.DataType.isUtf8(data.type)) return fallback(data, lanes, rows);
         const offsets = data.valueOffsets as Int32Array;
         const bytes = data.values as Uint8Array;
-        eachValue(data, lanes, rows, (i) => {
+        const m = activeCount(rows, data.length);
+        const mask = nullMask(data);
+        for (let r = 0; r < m; r++) {
+          const i = rows ? rows[r] : r;
+          if (mask !== undefined && !validAt(data, i)) {
+            lanes.word(i, 0);
+            continue;
+          }
           const s = offsets[i];
           const e = offsets[i + 1];
           let ascii = true;
@@ -553,14 +637,14 @@ function columnEncoderFor(type: IcebergType): ColumnEncoder {
             // UTF-16 code units are what the row encoding hashes.
             text(utf8.decode(bytes.subarray(s, e)), lanes.load(i));
             lanes.store(i);
-            return;
+            continue;
           }
           lanes.word(i, 5);
           lanes.word(i, e - s);
           let k = s;
           for (; k + 1 < e; k += 2) lanes.word(i, bytes[k] | (bytes[k + 1] << 16));
           if (k < e) lanes.word(i, bytes[k]);
-        });
+        }
       };
     case 'uuid':
       return (data, lanes, rows) => {

@@ -209,6 +209,31 @@ describe('ParquetWriter', () => {
     expect(footer.rowGroups.every((g) => g.columns.every((c) => c.codec === 0))).toBe(true);
   });
 
+  it('keeps a dictionary only where it pays for itself (parquet-mr rule), unless told', async () => {
+    const schema: StructType = {
+      type: 'struct',
+      fields: [
+        { id: 1, name: 'id', required: true, type: { type: 'long' } },
+        { id: 2, name: 'city', required: false, type: { type: 'string' } },
+        { id: 3, name: 'note', required: false, type: { type: 'string' } },
+      ],
+    };
+    const rows = Array.from({ length: 20_000 }, (_, k) => ({ id: BigInt(k), city: `city-${k % 40}`, note: `note-${k}-${(k * 7919) % 10007}` }));
+    const dictionaries = async (options: { dictionary?: boolean }): Promise<boolean[]> => {
+      const path = tempPath('dict.parquet');
+      const w = ParquetWriter.open(io, path, schema, options);
+      // Several writes: the choice is made on the first rows of the file, not only its first batch.
+      for (let k = 0; k < rows.length; k += 500) await w.writeRows(rows.slice(k, k + 500));
+      await w.close();
+      expect(await readRows(path, schema)).toEqual(rows);
+      const footer = footerFromBytes(path, await io.read(path));
+      return footer.rowGroups[0].columns.map((c) => c.dictionaryPageOffset !== undefined);
+    };
+    expect(await dictionaries({})).toEqual([false, true, false]);
+    expect(await dictionaries({ dictionary: true })).toEqual([true, true, true]);
+    expect(await dictionaries({ dictionary: false })).toEqual([false, false, false]);
+  });
+
   it('compresses with ZSTD by default and writes field ids, also for Arrow batches written directly', async () => {
     const path = tempPath('zstd.parquet');
     const w = ParquetWriter.open(io, path, SCHEMA);
