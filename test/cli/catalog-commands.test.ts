@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { fileIOFor } from '../../lib/io/index.js';
-import { glueSmallTable, s3TablesSmallTable, type CatalogTable } from '../support/catalog-tables.js';
+import { glueSmallTable, metadataFileOf, s3TablesSmallTable, type CatalogTable } from '../support/catalog-tables.js';
 import { runBin } from '../support/cli.js';
 import { tempDir } from '../support/fixtures.js';
 import { testS3Endpoint } from '../support/s3.js';
@@ -47,8 +47,7 @@ async function scannedIds(name: string, cwd: string): Promise<number[]> {
  */
 async function movedTo(table: CatalogTable, from: string, n: number): Promise<string> {
   const now = await table.pointer();
-  const name = `${String(n).padStart(5, '0')}-[0-9a-f-]{36}\\.metadata\\.json`;
-  expect(now.metadataLocation).toMatch(new RegExp(`^${table.location.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/metadata/${name}$`));
+  expect(now.metadataLocation).toMatch(metadataFileOf(table, n));
   const io = fileIOFor(table.location, { s3Endpoint: moto });
   const written = JSON.parse(new TextDecoder().decode(await io.read(now.metadataLocation!))) as { 'metadata-log': { 'metadata-file': string }[] };
   expect(written['metadata-log'].at(-1)?.['metadata-file']).toBe(from);

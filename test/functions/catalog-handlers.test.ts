@@ -17,15 +17,12 @@ import { fileIOFor } from '../../lib/io/index.js';
 import { MAINTAINED_TABLES_ENV } from '../../lib/pipeline/maintained-table.js';
 import { isStoredPlan } from '../../lib/pipeline/plan-payload.js';
 import { rewriteRequestOf } from '../../lib/pipeline/rewrite-request.js';
-import { glueSmallTable, s3TablesSmallTable, type CatalogTable } from '../support/catalog-tables.js';
+import { glueSmallTable, metadataFileOf, s3TablesSmallTable } from '../support/catalog-tables.js';
 import { TEST_AWS_ENV } from '../support/moto.js';
 import { testS3Endpoint } from '../support/s3.js';
 import { fileCounts, liveRows } from '../support/small-table.js';
 
 const POLICY = { minInputFiles: 2 } as const;
-/** `<NNNNN>-<uuid>.metadata.json` in the table's metadata folder. */
-const metadataFile = (table: CatalogTable, n: number): RegExp =>
-  new RegExp(`^${table.location.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/metadata/${String(n).padStart(5, '0')}-[0-9a-f-]{36}\\.metadata\\.json$`);
 
 let moto: string;
 
@@ -54,7 +51,7 @@ describe.each([
     const io = fileIOFor(table.location, { s3Endpoint: moto });
     const before = await liveRows(io, table.name);
     const start = await table.pointer();
-    expect(start.metadataLocation).toMatch(metadataFile(table, 5));
+    expect(start.metadataLocation).toMatch(metadataFileOf(table, 5));
 
     // Act
     const message = hop(await planHandler(hop({ table: { location: table.name }, policy: POLICY })));
@@ -74,13 +71,13 @@ describe.each([
     expect(plan.groups).toHaveLength(2);
     expect(commit.committedGroups).toEqual(plan.groups.map((g) => g.id));
     expect(commit.abortedGroups).toEqual([]);
-    expect(compacted.metadataLocation).toMatch(metadataFile(table, 6));
+    expect(compacted.metadataLocation).toMatch(metadataFileOf(table, 6));
     if (compacted.previousMetadataLocation !== undefined) expect(compacted.previousMetadataLocation).toBe(start.metadataLocation);
     expect(expired).toMatchObject({ table: table.name, retainedSnapshots: 1, dryRun: false, filesLeftToCatalog: leftToCatalog });
     expect(expired.expiredSnapshots).toBe(5);
     if (leftToCatalog) expect(expired.deleted).toBe(0);
     else expect(expired.deleted).toBeGreaterThan(0);
-    expect(afterExpiry.metadataLocation).toMatch(metadataFile(table, 7));
+    expect(afterExpiry.metadataLocation).toMatch(metadataFileOf(table, 7));
     if (afterExpiry.previousMetadataLocation !== undefined) expect(afterExpiry.previousMetadataLocation).toBe(compacted.metadataLocation);
     // Every unreferenced file is younger than the 3-day delay (Glue); S3 Tables lets nothing be listed.
     expect(orphans).toMatchObject({ table: table.name, deleted: 0, filesLeftToCatalog: leftToCatalog });

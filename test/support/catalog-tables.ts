@@ -32,6 +32,12 @@ export interface CatalogTable {
   readonly table: Table;
 }
 
+/** `<table location>/metadata/<NNNNN>-<uuid>.metadata.json`, NNNNN being `n`: the name a metastore catalog gives its n-th metadata file. */
+export function metadataFileOf(table: CatalogTable, n: number): RegExp {
+  const folder = `${table.location}/metadata/`.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`^${folder}${String(n).padStart(5, '0')}-[0-9a-f-]{36}\\.metadata\\.json$`);
+}
+
 let made = 0;
 
 /** The small table in moto's Glue: database `db<pid>_<n>`, table `events`, files under a fresh bucket. */
