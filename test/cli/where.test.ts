@@ -18,13 +18,11 @@ import { resolvePolicy } from '../../lib/compaction/policy.js';
 import { tableHealth } from '../../lib/compaction/health.js';
 import { appendRows, createNewTable, deleteRows } from '../../lib/table/operations.js';
 import { runCli, runMain } from '../support/cli.js';
+import { EVENTS_SCHEMA, MINUTE, T3 } from '../support/events.js';
 import { tempDir } from '../support/fixtures.js';
 import { RecordingIO } from '../support/recording-io.js';
 
 const io = new LocalFileIO();
-const MINUTE = 60_000_000n;
-/** 2026-01-01T03:00:00Z in µs. */
-const T3 = 1_767_236_400_000_000n;
 const HOURS = ['2026-01-01-03', '2026-01-01-04', '2026-01-01-05'];
 /** Bands (minutes past the hour) of the three files of each hour. */
 const BANDS = [0, 20, 40];
@@ -32,14 +30,7 @@ const BANDS = [0, 20, 40];
 /** One file per (hour, band): 5 rows at band+0..band+8 minutes, action 'click'. */
 async function hourTable(): Promise<{ table: Table; files: Map<string, string> }> {
   let t = await createNewTable(io, join(tempDir(), 't'), {
-    schema: {
-      type: 'struct',
-      fields: [
-        { id: 1, name: 'id', required: true, type: { type: 'long' } },
-        { id: 2, name: 'action', required: false, type: { type: 'string' } },
-        { id: 3, name: 'ts', required: false, type: { type: 'timestamptz' } },
-      ],
-    },
+    schema: EVENTS_SCHEMA,
     partitionFields: [
       { sourceId: 3, name: 'ts_hour', transform: { kind: 'hour' } },
       { sourceId: 2, name: 'action', transform: { kind: 'identity' } },

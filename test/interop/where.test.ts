@@ -16,13 +16,11 @@ import { currentSchema } from '../../lib/iceberg/table-metadata.js';
 import type { PrimitiveType, StructType } from '../../lib/iceberg/types.js';
 import type { Row } from '../../lib/iceberg/values.js';
 import { appendRows, createNewTable } from '../../lib/table/operations.js';
+import { EVENTS_SCHEMA, MINUTE, T3 } from '../support/events.js';
 import { tempDir } from '../support/fixtures.js';
 import { ensureJavaHarness, javaPlanFiles } from '../support/java.js';
 
 const io = new LocalFileIO();
-const MINUTE = 60_000_000n;
-/** 2026-01-01T03:00:00Z in µs. */
-const T3 = 1_767_236_400_000_000n;
 
 /** Our filter text as Iceberg's ExpressionParser JSON, literals in the column's JSON single-value form. */
 function icebergJson(e: UnboundExpression, schema: StructType): unknown {
@@ -52,15 +50,7 @@ describe('--where selects the files Java selects', () => {
   beforeAll(async () => {
     await ensureJavaHarness();
     t = await createNewTable(io, join(tempDir(), 't'), {
-      schema: {
-        type: 'struct',
-        fields: [
-          { id: 1, name: 'id', required: true, type: { type: 'long' } },
-          { id: 2, name: 'action', required: false, type: { type: 'string' } },
-          { id: 3, name: 'ts', required: false, type: { type: 'timestamptz' } },
-          { id: 4, name: 'n', required: false, type: { type: 'int' } },
-        ],
-      },
+      schema: EVENTS_SCHEMA,
       partitionFields: [
         { sourceId: 3, name: 'ts_hour', transform: { kind: 'hour' } },
         { sourceId: 1, name: 'id_bucket', transform: { kind: 'bucket', numBuckets: 4 } },
