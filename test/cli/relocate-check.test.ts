@@ -8,7 +8,10 @@ import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LocalFileIO } from '../../lib/io/local.js';
+import { LosslessNumber } from 'lossless-json';
+import type { JsonObject } from '../../lib/iceberg/json.js';
 import { parseTableMetadata } from '../../lib/iceberg/table-metadata.js';
+import { currentOnly } from '../../lib/table/relocate.js';
 import { commitTable, type Table } from '../../lib/catalog/table.js';
 import { runMain } from '../support/cli.js';
 import { type CanonicalRow, parseJsonLines, sortRows } from '../support/canonical-rows.js';
@@ -100,6 +103,20 @@ describe('relocate', () => {
     expect(then).toHaveLength(30);
     expect(sortRows(await javaRead(target, tagged))).toEqual(then);
   }, 300_000);
+});
+
+describe('currentOnly', () => {
+  it('keeps the statistics and partition statistics of the kept snapshots only', async () => {
+    const t = await smallTable(new LocalFileIO(), join(tempDir(), 'src'), 2);
+    const m = t.metadata;
+    const stat = (id: bigint, name: string): JsonObject => ({ 'snapshot-id': new LosslessNumber(String(id)), 'statistics-path': join(m.location, 'metadata', name) });
+    const [first] = m.snapshots;
+    const current = m.currentSnapshotId!;
+    const trimmed = currentOnly({ ...m, statistics: [stat(first.snapshotId, 'a.stats'), stat(current, 'b.stats')], partitionStatistics: [stat(first.snapshotId, 'c.stats')] });
+    expect(trimmed.statistics?.map((st) => st['statistics-path'])).toEqual([join(m.location, 'metadata', 'b.stats')]);
+    expect(trimmed.partitionStatistics).toEqual([]);
+    expect(trimmed.snapshots.map((sn) => sn.snapshotId)).toEqual([current]);
+  });
 });
 
 /** What `packice files --deletes --json` prints for the snapshot (the paths it reads). */
