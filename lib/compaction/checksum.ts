@@ -52,6 +52,24 @@ function fmix32(h: number): number {
   return h >>> 0;
 }
 
+/** Lane A's step: one word into state `a`. */
+function mixA(a: number, w: number): number {
+  let k = Math.imul(w | 0, A1);
+  k = (k << 15) | (k >>> 17);
+  a ^= Math.imul(k, A2);
+  a = (a << 13) | (a >>> 19);
+  return (Math.imul(a, 5) + 0xe6546b64) | 0;
+}
+
+/** Lane B's step: one word into state `b`. */
+function mixB(b: number, w: number): number {
+  let j = Math.imul(w ^ 0x5bd1e995, B1);
+  j = (j << 13) | (j >>> 19);
+  b ^= Math.imul(j, B2);
+  b = (b << 17) | (b >>> 15);
+  return (Math.imul(b, 9) + 0x165667b1) | 0;
+}
+
 /** The mixing state of one row hash. */
 class Lanes {
   a = SEED_A;
@@ -65,19 +83,8 @@ class Lanes {
   }
 
   word(w: number): void {
-    let k = Math.imul(w | 0, A1);
-    k = (k << 15) | (k >>> 17);
-    k = Math.imul(k, A2);
-    let a = this.a ^ k;
-    a = (a << 13) | (a >>> 19);
-    this.a = (Math.imul(a, 5) + 0xe6546b64) | 0;
-
-    let j = Math.imul(w ^ 0x5bd1e995, B1);
-    j = (j << 13) | (j >>> 19);
-    j = Math.imul(j, B2);
-    let b = this.b ^ j;
-    b = (b << 17) | (b >>> 15);
-    this.b = (Math.imul(b, 9) + 0x165667b1) | 0;
+    this.a = mixA(this.a, w);
+    this.b = mixB(this.b, w);
     this.n++;
   }
 
@@ -378,58 +385,15 @@ class ColumnLanes {
   }
 
   word(i: number, w: number): void {
-    let k = Math.imul(w | 0, A1);
-    k = (k << 15) | (k >>> 17);
-    k = Math.imul(k, A2);
-    let a = this.a[i] ^ k;
-    a = (a << 13) | (a >>> 19);
-    this.a[i] = (Math.imul(a, 5) + 0xe6546b64) | 0;
-
-    let j = Math.imul(w ^ 0x5bd1e995, B1);
-    j = (j << 13) | (j >>> 19);
-    j = Math.imul(j, B2);
-    let b = this.b[i] ^ j;
-    b = (b << 17) | (b >>> 15);
-    this.b[i] = (Math.imul(b, 9) + 0x165667b1) | 0;
+    this.a[i] = mixA(this.a[i], w);
+    this.b[i] = mixB(this.b[i], w);
     this.n[i]++;
   }
 
-  /** Three words into row i: the fixed-width values' tag and two words, state kept in locals. */
+  /** Three words into row i (a fixed-width value's tag and two words). */
   word3(i: number, w0: number, w1: number, w2: number): void {
-    let a = this.a[i];
-    let b = this.b[i];
-    let k = Math.imul(w0 | 0, A1);
-    k = (k << 15) | (k >>> 17);
-    a ^= Math.imul(k, A2);
-    a = (a << 13) | (a >>> 19);
-    a = (Math.imul(a, 5) + 0xe6546b64) | 0;
-    let j = Math.imul(w0 ^ 0x5bd1e995, B1);
-    j = (j << 13) | (j >>> 19);
-    b ^= Math.imul(j, B2);
-    b = (b << 17) | (b >>> 15);
-    b = (Math.imul(b, 9) + 0x165667b1) | 0;
-
-    k = Math.imul(w1 | 0, A1);
-    k = (k << 15) | (k >>> 17);
-    a ^= Math.imul(k, A2);
-    a = (a << 13) | (a >>> 19);
-    a = (Math.imul(a, 5) + 0xe6546b64) | 0;
-    j = Math.imul(w1 ^ 0x5bd1e995, B1);
-    j = (j << 13) | (j >>> 19);
-    b ^= Math.imul(j, B2);
-    b = (b << 17) | (b >>> 15);
-    b = (Math.imul(b, 9) + 0x165667b1) | 0;
-
-    k = Math.imul(w2 | 0, A1);
-    k = (k << 15) | (k >>> 17);
-    a ^= Math.imul(k, A2);
-    a = (a << 13) | (a >>> 19);
-    this.a[i] = (Math.imul(a, 5) + 0xe6546b64) | 0;
-    j = Math.imul(w2 ^ 0x5bd1e995, B1);
-    j = (j << 13) | (j >>> 19);
-    b ^= Math.imul(j, B2);
-    b = (b << 17) | (b >>> 15);
-    this.b[i] = (Math.imul(b, 9) + 0x165667b1) | 0;
+    this.a[i] = mixA(mixA(mixA(this.a[i], w0), w1), w2);
+    this.b[i] = mixB(mixB(mixB(this.b[i], w0), w1), w2);
     this.n[i] += 3;
   }
 
