@@ -4,6 +4,9 @@
  * UpdateTable's VersionId; the conflict on a stale VersionId is proven against a loopback Glue
  * endpoint in front of moto that checks it as AWS does (test/support/glue-version-check.ts).
  */
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { CreateDatabaseCommand, CreateTableCommand, GetTableCommand, GlueClient, UpdateTableCommand } from '@aws-sdk/client-glue';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GlueCatalog } from '../../lib/catalog/glue-catalog.js';
@@ -144,7 +147,9 @@ describe('a table in AWS Glue Data Catalog (moto)', () => {
     // Act
     const info = JSON.parse(await runCli(['--s3-endpoint', moto, 'info', '--json', name])) as { dataFiles?: number; formatVersion?: number };
     await runCli(['--s3-endpoint', moto, 'compact', '--json', '--min-input-files', '2', name]);
-    const expire = await runCli(['--s3-endpoint', moto, 'expire', '--dry-run', '--json', '--retain-last', '1', '--older-than', '0s', name]);
+    // A dry run writes its report; keep it out of the working directory (the repository).
+    const report = join(await mkdtemp(join(tmpdir(), 'packice-glue-')), 'expire-report.json');
+    const expire = await runCli(['--s3-endpoint', moto, 'expire', '--dry-run', '--json', '--report', report, '--retain-last', '1', '--older-than', '0s', name]);
 
     // Assess
     expect(info.formatVersion).toBe(2);
