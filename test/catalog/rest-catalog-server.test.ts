@@ -5,7 +5,8 @@
  * PyIceberg creates the table through the catalog; `packice info`, `scan`, `compact`, `expire` and
  * `orphans` run on its `rest+http://` name; after each step Java and PyIceberg, loading the table
  * through the same catalog, read the rows packice reads. Two packice commits racing from the same
- * base: one wins, the other gets the server's 409, refreshes and succeeds on its second attempt.
+ * base (two appends; a compaction and a delete): one wins, the other gets the server's 409,
+ * refreshes and succeeds on its second attempt.
  */
 import { writeFileSync } from 'node:fs';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
@@ -15,6 +16,10 @@ import type { CommitConflictError } from '../../lib/errors.js';
 import { localPathOf } from '../../lib/io/local.js';
 import { parseS3Location } from '../../lib/io/s3-location.js';
 import { produceSnapshot } from '../../lib/iceberg/snapshot-producer.js';
+import { commitCompaction } from '../../lib/compaction/commit.js';
+import type { GroupResult } from '../../lib/compaction/messages.js';
+import { planStep, rewriteStep } from '../../lib/pipeline/steps.js';
+import { deleteRows } from '../../lib/table/operations.js';
 import { writeDataFiles } from '../../lib/table/data-writer.js';
 import { type CanonicalRow, parseJsonLines, sortRows } from '../support/canonical-rows.js';
 import { runBin } from '../support/cli.js';
@@ -168,7 +173,7 @@ describe.each(WAREHOUSES)('packice on a table behind the Iceberg REST fixture se
   }, 300_000);
 });
 
-describe('two packice commits racing through the Iceberg REST fixture server', () => {
+describe('packice commits racing through the Iceberg REST fixture server', () => {
   let c: Catalog;
 
   beforeAll(async () => {
@@ -178,7 +183,7 @@ describe('two packice commits racing through the Iceberg REST fixture server', (
     await c?.server.stop();
   });
 
-  it('from the same base: one wins, the other gets the server\'s 409, refreshes and succeeds on its second attempt', async () => {
+  it('two appends from the same base: one wins, the other gets the server\'s 409, refreshes and succeeds on its second attempt', async () => {
     // Prepare: two Table objects loaded at the same snapshot, each with its own new rows
     const name = tableName(c);
     await pyRestWrite(name, c.server.clientProperties);
@@ -203,5 +208,28 @@ describe('two packice commits racing through the Iceberg REST fixture server', (
     expect(loser.conflicts[0].message).toMatch(/answered POST .* with 409: CommitFailedException/);
     expect((await served(c, name)).snapshots).toBe(7);
     expect(await readEverywhere(c, name)).toEqual(sortRows([...PY_LIVE, 101, 102].map(pyRow)));
+  });
+
+  it('a compaction loaded before a library delete commits second: 409, refresh, the delete rebased onto its output', async () => {
+    // Prepare: plan and rewrite partition a's two files; load the table the commit starts from
+    const name = tableName(c);
+    await pyRestWrite(name, c.server.clientProperties);
+    const plan = await planStep({ table: { location: name }, policy: { minInputFiles: 2 } });
+    expect(plan.groups.length).toBe(1);
+    const results = (await Promise.all(plan.groups.map((g) => rewriteStep({ plan, groupId: g.id })))) as GroupResult[];
+    const ours = await loadTable(name);
+
+    // Act: the delete (id 13, in one of the group's inputs) wins; then the compaction commits
+    const { deleted } = await deleteRows(await loadTable(name), (r) => r.id === 13);
+    const commit = await commitCompaction(ours, plan, results);
+
+    // Assess
+    expect(deleted).toBe(1);
+    expect(commit.attempts).toBe(2);
+    expect(commit.committedGroups.length).toBe(1);
+    expect(commit.abortedGroups).toEqual([]);
+    expect(commit.deletesRebased).toBe(1);
+    expect((await served(c, name)).snapshots).toBe(7);
+    expect(await readEverywhere(c, name)).toEqual(PY_LIVE.filter((id) => id !== 13).map(pyRow));
   });
 });
