@@ -14,6 +14,7 @@ import { RestCatalog } from '../../lib/catalog/rest-catalog.js';
 import { commitTable, openTable } from '../../lib/catalog/table.js';
 import { NotAuthorizedError } from '../../lib/errors.js';
 import { fileIOFor } from '../../lib/io/index.js';
+import { savedEnv } from '../support/saved-env.js';
 import { RestCatalogServer } from '../support/rest-catalog-server.js';
 import { smallTable } from '../support/small-table.js';
 
@@ -21,21 +22,17 @@ const KEY_ID = 'AKIDPACKICETEST00001';
 const SECRET = 'packice/test/secret/key/0123456789abcdefgh';
 const REGION = 'eu-west-1';
 const ENV = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE', 'PACKICE_REST_SIGNING_NAME', 'PACKICE_REST_SIGNING_REGION'];
-const saved = new Map<string, string | undefined>();
+const env = savedEnv(ENV);
 let root: string;
 const servers: RestCatalogServer[] = [];
 let tables = 0;
 
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'packice-sigv4-'));
-  for (const k of ENV) saved.set(k, process.env[k]);
 });
 
 afterEach(async () => {
-  for (const [k, v] of saved) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
+  env.restore();
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
 
