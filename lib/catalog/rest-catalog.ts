@@ -141,7 +141,11 @@ export class RestCatalog implements Catalog {
       encodeURIComponent(this.table),
     ].join('/');
     // The merged properties may name other credentials than the client's alone.
-    const sameAuth = base === uri && ['token', 'credential', 'scope', RestProperty.SigV4Enabled].every((k) => properties[k] === given[k]);
+    const sameAuth =
+      base === uri &&
+      [RestProperty.Token, RestProperty.Credential, RestProperty.Scope, RestProperty.SigV4Enabled, RestProperty.SigningName, RestProperty.SigningRegion].every(
+        (k) => properties[k] === given[k],
+      );
     return {
       properties,
       base,
@@ -177,7 +181,9 @@ export class RestCatalog implements Catalog {
         this.name,
       );
     }
-    if (properties[RestProperty.SigV4Enabled] === 'true') {
+    // A signing name or region asks for SigV4 unless it is turned off.
+    const sigV4 = properties[RestProperty.SigV4Enabled];
+    if (sigV4 === 'true' || (sigV4 === undefined && (properties[RestProperty.SigningName] !== undefined || properties[RestProperty.SigningRegion] !== undefined))) {
       const { sigV4Auth } = await import('./rest/sigv4.js');
       auth = sigV4Auth(auth, {
         ...(properties[RestProperty.SigningName] !== undefined ? { signingName: properties[RestProperty.SigningName] } : {}),
