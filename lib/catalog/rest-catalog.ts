@@ -21,6 +21,7 @@ import { isJsonObject, stringifyJson, type JsonObject, type JsonValue } from '..
 import { tableMetadataFromJson } from '../iceberg/table-metadata.js';
 import type { TableRequirement, TableUpdate } from '../iceberg/table-update.js';
 import type { Catalog, LoadedMetadata } from './catalog.js';
+import { formatTableName } from './table-name.js';
 import { commitTableRequest } from './rest/commit-table-request.js';
 import { NoResponseError, RestHttpClient, type HttpResponse } from './rest/http-client.js';
 import { NO_AUTH, type AuthSession, type HttpRequest } from './rest/http-request.js';
@@ -66,7 +67,7 @@ export class RestCatalog implements Catalog {
     private readonly options: RestCatalogOptions = {},
   ) {
     if (namespace.length === 0) throw new UnsupportedError('a REST catalog table needs a namespace', { path: uri });
-    this.name = `rest+${trimSlash(uri)}/${namespace.map(encodeURIComponent).join('.')}/${encodeURIComponent(table)}`;
+    this.name = formatTableName({ kind: 'rest', uri: trimSlash(uri), namespace, table });
     this.io = new VendedFileIO({
       ...(options.s3Endpoint !== undefined ? { s3Endpoint: options.s3Endpoint } : {}),
       ...(options.io !== undefined ? { io: options.io } : {}),
