@@ -21,6 +21,7 @@ import { isJsonObject, stringifyJson, type JsonObject, type JsonValue } from '..
 import { tableMetadataFromJson } from '../iceberg/table-metadata.js';
 import type { TableRequirement, TableUpdate } from '../iceberg/table-update.js';
 import type { Catalog, LoadedMetadata } from './catalog.js';
+import { formatTableName } from './table-name.js';
 import { commitTableRequest } from './rest/commit-table-request.js';
 import { NoResponseError, RestHttpClient, type HttpResponse } from './rest/http-client.js';
 import { NO_AUTH, type AuthSession, type HttpRequest } from './rest/http-request.js';
@@ -66,7 +67,7 @@ export class RestCatalog implements Catalog {
     private readonly options: RestCatalogOptions = {},
   ) {
     if (namespace.length === 0) throw new UnsupportedError('a REST catalog table needs a namespace', { path: uri });
-    this.name = `rest+${trimSlash(uri)}/${namespace.map(encodeURIComponent).join('.')}/${encodeURIComponent(table)}`;
+    this.name = formatTableName({ kind: 'rest', uri: trimSlash(uri), namespace, table });
     this.io = new VendedFileIO({
       ...(options.s3Endpoint !== undefined ? { s3Endpoint: options.s3Endpoint } : {}),
       ...(options.io !== undefined ? { io: options.io } : {}),
@@ -141,7 +142,11 @@ export class RestCatalog implements Catalog {
       encodeURIComponent(this.table),
     ].join('/');
     // The merged properties may name other credentials than the client's alone.
-    const sameAuth = base === uri && ['token', 'credential', 'scope', RestProperty.SigV4Enabled].every((k) => properties[k] === given[k]);
+    const sameAuth =
+      base === uri &&
+      [RestProperty.Token, RestProperty.Credential, RestProperty.Scope, RestProperty.SigV4Enabled, RestProperty.SigningName, RestProperty.SigningRegion].every(
+        (k) => properties[k] === given[k],
+      );
     return {
       properties,
       base,
@@ -177,7 +182,9 @@ export class RestCatalog implements Catalog {
         this.name,
       );
     }
-    if (properties[RestProperty.SigV4Enabled] === 'true') {
+    // A signing name or region asks for SigV4 unless it is turned off.
+    const sigV4 = properties[RestProperty.SigV4Enabled];
+    if (sigV4 === 'true' || (sigV4 === undefined && (properties[RestProperty.SigningName] !== undefined || properties[RestProperty.SigningRegion] !== undefined))) {
       const { sigV4Auth } = await import('./rest/sigv4.js');
       auth = sigV4Auth(auth, {
         ...(properties[RestProperty.SigningName] !== undefined ? { signingName: properties[RestProperty.SigningName] } : {}),

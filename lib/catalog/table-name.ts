@@ -5,7 +5,8 @@
  * - `glue://<database>/<table>`: AWS Glue Data Catalog;
  * - `s3tables://<table-bucket-arn>/<namespace>/<table>`: Amazon S3 Tables;
  * - `rest+https://<endpoint>/<namespace>/<table>` (or `rest+http://`): an Iceberg REST catalog whose
- *   base URI is `https://<endpoint>`, a namespace of several levels separated by `.`.
+ *   base URI is `https://<endpoint>`, a namespace of several levels separated by `.` (a dot inside a
+ *   level written `%2E`).
  */
 import { InvalidArgumentError } from '../errors.js';
 
@@ -47,7 +48,8 @@ export function parseTableName(name: string): TableName {
     const parts = url.pathname.split('/').filter((p) => p !== '');
     if (parts.length < 2) bad('expected rest+https://<endpoint>/<namespace>/<table>');
     const table = decodeURIComponent(parts.pop()!);
-    const namespace = decodeURIComponent(parts.pop()!).split('.');
+    // Split before decoding: a level with a dot in it is written with %2E.
+    const namespace = parts.pop()!.split('.').map((n) => decodeURIComponent(n));
     if (namespace.some((n) => n === '')) bad('an empty namespace level');
     const base = parts.length > 0 ? `/${parts.join('/')}` : '';
     return { kind: 'rest', uri: `${url.protocol}//${url.host}${base}`, namespace, table };
@@ -66,7 +68,7 @@ export function formatTableName(name: TableName): string {
     case 's3tables':
       return `s3tables://${name.tableBucketArn}/${enc(name.namespace)}/${enc(name.table)}`;
     case 'rest':
-      return `rest+${name.uri}/${name.namespace.map(enc).join('.')}/${enc(name.table)}`;
+      return `rest+${name.uri}/${name.namespace.map((n) => enc(n).replaceAll('.', '%2E')).join('.')}/${enc(name.table)}`;
   }
 }
 

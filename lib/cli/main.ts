@@ -11,7 +11,7 @@ import { resolveLocation } from '../io/index.js';
 import { commanderParser, wholeNumber } from './arguments.js';
 import { registerInspectCommands } from './inspect-commands.js';
 import { registerPlanCommands } from './plan-commands.js';
-import { refuseReadOnly, TABLE_ARGUMENT, type OpenOptionsOf } from './table-argument.js';
+import { addCatalogOptions, refuseReadOnly, TABLE_ARGUMENT, type OpenOptionsOf } from './table-argument.js';
 import { registerCompactCommand } from './compact-command.js';
 import { registerRetentionCommands } from './retention-commands.js';
 import { registerDeleteCommand } from './delete-command.js';
@@ -67,6 +67,7 @@ export function buildProgram(out: (s: string) => void = (s) => process.stdout.wr
     .version(packageVersion(), '-V, --version', 'print the packice version')
     .addOption(new Option('--s3-endpoint <url>', 'S3-compatible endpoint (default: $AWS_ENDPOINT_URL_S3)'))
     .showHelpAfterError();
+  addCatalogOptions(program);
   const open: OpenOptionsOf = (m) => openOptions(program, m);
 
   program

@@ -23,6 +23,7 @@ import { appendRows } from '../../lib/table/operations.js';
 import { scanRows } from '../../lib/table/scan.js';
 import { RestCatalogServer, type RestServerOptions } from '../support/rest-catalog-server.js';
 import { tableRequirementFromJson, tableUpdateFromJson } from '../support/rest-request-json.js';
+import { freshBucket, testS3Endpoint } from '../support/s3.js';
 import { smallTable } from '../support/small-table.js';
 
 let root: string;
@@ -417,5 +418,35 @@ describe('the table config of a load', () => {
     // Assess
     expect(server.of('config')[0].headers['x-iceberg-access-delegation']).toBe('vended-credentials');
     expect(server.of('load')[0].headers['x-iceberg-access-delegation']).toBe('vended-credentials');
+  });
+});
+
+describe('vended credentials (moto S3 on loopback)', () => {
+  it('reads and writes the table on S3 with the credentials and endpoint the load vends, storage-credentials first', async () => {
+    // Prepare: the table on S3; the client is told no S3 endpoint, only the catalog vends one
+    const moto = testS3Endpoint();
+    const location = `s3://${await freshBucket()}/warehouse/events`;
+    const written = await smallTable(fileIOFor(location, { s3Endpoint: moto }), location, 2);
+    const vended = { 's3.access-key-id': 'vended-key', 's3.secret-access-key': 'vended-secret', 's3.session-token': 'vended-token', 's3.region': 'us-east-1', 's3.path-style-access': 'true' };
+    const server = await RestCatalogServer.start({
+      tableConfig: { ...vended, 's3.endpoint': 'http://127.0.0.1:9' },
+      storageCredentials: [
+        { prefix: 's3://', config: { ...vended, 's3.endpoint': 'http://127.0.0.1:9' } },
+        { prefix: location, config: { ...vended, 's3.endpoint': moto } },
+      ],
+    });
+    servers.push(server);
+    const name = server.tableName(['sales'], 'events');
+    server.addTable(['sales'], 'events', new InMemoryCatalog(fileIOFor(location, { s3Endpoint: moto }), name, written, { checks: 'server' }));
+
+    // Act
+    const table = await loadTable(name);
+    const appended = await appendRows(table, [{ id: 41n, category: 'b', amount: 5125n }]);
+
+    // Assess
+    expect(table.catalog).toBeInstanceOf(RestCatalog);
+    expect((table.catalog as RestCatalog).io.vended).toBe(true);
+    expect(appended.metadata.snapshots.length).toBe(6);
+    expect(await ids(name)).toEqual([...SMALL_IDS, 41]);
   });
 });

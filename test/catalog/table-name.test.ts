@@ -16,6 +16,7 @@ describe('table names', () => {
       { kind: 'rest', uri: 'https://glue.us-east-1.amazonaws.com/iceberg', namespace: ['eu', 'sales'], table: 'orders' },
     ],
     ['rest+http://127.0.0.1:8181/ns/t', { kind: 'rest', uri: 'http://127.0.0.1:8181', namespace: ['ns'], table: 't' }],
+    ['rest+http://127.0.0.1:8181/v1%2E2.b%20c/t', { kind: 'rest', uri: 'http://127.0.0.1:8181', namespace: ['v1.2', 'b c'], table: 't' }],
   ])('%s', (name, parsed) => {
     expect(parseTableName(name)).toEqual(parsed);
     expect(formatTableName(parseTableName(name))).toBe(name);

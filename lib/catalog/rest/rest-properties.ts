@@ -5,7 +5,7 @@
  *    properties by catalog URI (`{"https://host/iceberg": {"warehouse": "…"}}`);
  * 2. the environment: `PACKICE_REST_TOKEN`, `PACKICE_REST_CREDENTIAL`, `PACKICE_REST_WAREHOUSE`,
  *    `PACKICE_REST_SCOPE`, `PACKICE_REST_OAUTH2_SERVER_URI`, `PACKICE_REST_SIGNING_NAME`,
- *    `PACKICE_REST_SIGNING_REGION` (either turns SigV4 on), and `PACKICE_REST_PROPERTIES`, a JSON
+ *    `PACKICE_REST_SIGNING_REGION`, and `PACKICE_REST_PROPERTIES`, a JSON
  *    object of any others (the command line's `--catalog-property` flags land there);
  * 3. properties passed in code.
  * The server's `/v1/config` then puts its `defaults` under them and its `overrides` over them.
@@ -27,6 +27,7 @@ export const RestProperty = {
   Scope: 'scope',
   Audience: 'audience',
   Resource: 'resource',
+  /** SigV4 on or off; unset, a signing name or region turns it on. */
   SigV4Enabled: 'rest.sigv4-enabled',
   SigningName: 'rest.signing-name',
   SigningRegion: 'rest.signing-region',
@@ -60,9 +61,6 @@ export function restCatalogProperties(
   for (const [name, key] of Object.entries(ENV_PROPERTIES)) {
     const v = env[name];
     if (v !== undefined && v !== '') fromEnv[key] = v;
-  }
-  if (fromEnv[RestProperty.SigningName] !== undefined || fromEnv[RestProperty.SigningRegion] !== undefined) {
-    fromEnv[RestProperty.SigV4Enabled] = 'true';
   }
   const json = env[PROPERTIES_ENV];
   const fromJson = json !== undefined && json !== '' ? propertiesOf(parseJsonText(json, `$${PROPERTIES_ENV}`), `$${PROPERTIES_ENV}`) : {};
