@@ -10,7 +10,7 @@
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { deflateRawSync } from 'node:zlib';
 import { App } from 'aws-cdk-lib';
 import { buildSync } from 'esbuild';
@@ -28,10 +28,11 @@ interface Target {
   readonly note: string;
 }
 
-/** The size of a zip of the folder's files, each deflated at level 9 as CDK's asset zips are. */
+/** The size of a zip of the folder's files (and its subfolders'), each deflated at level 9 as CDK's asset zips are. */
 function zipSize(dir: string): number {
   let bytes = 22; // end of central directory
-  for (const name of readdirSync(dir)) {
+  const files = readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
+  for (const name of files.map((e) => relative(dir, join(e.parentPath, e.name)))) {
     const data = readFileSync(join(dir, name));
     const stored = Math.min(deflateRawSync(data, { level: 9 }).length, data.length);
     const nameBytes = Buffer.byteLength(name);

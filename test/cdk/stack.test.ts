@@ -7,13 +7,13 @@
  */
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { App, Duration, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { IcebergMaintenance, STEPS, WASM_FILES, WASM_STEPS, type Step } from '../../cdk/iceberg-maintenance.js';
+import { IcebergMaintenance, LAZY_MODULES, lazyModuleFile, STEPS, WASM_FILES, WASM_STEPS, type Step } from '../../cdk/iceberg-maintenance.js';
 import { EXAMPLE_TABLE_LOCATIONS, PackiceStack, tableLocationsFromContext } from '../../cdk/packice-stack.js';
 import { randomUUID } from 'node:crypto';
 import { CreateStateMachineCommand, DescribeExecutionCommand, ListExecutionsCommand, SFNClient } from '@aws-sdk/client-sfn';
@@ -26,6 +26,7 @@ import { REPORT_METRICS } from '../../lib/pipeline/report-step.js';
 import { S3FileIO } from '../../lib/io/s3.js';
 import { rewriteRequestOf } from '../../lib/pipeline/rewrite-request.js';
 import { REPO_ROOT, tempDir } from '../support/fixtures.js';
+import { glueSmallTable } from '../support/catalog-tables.js';
 import { flatten } from '../support/cfn-template.js';
 import { TEST_AWS_ENV } from '../support/moto.js';
 import { freshBucket, testS3Endpoint } from '../support/s3.js';
@@ -425,6 +426,8 @@ describe('bundles from the cloud assembly, each copied alone into an empty folde
     readonly results: { result?: T; error?: { name: string; message: string } }[];
     /** `.wasm` files the process read: when the bundle was imported, and after each event. */
     readonly wasmReads: { readonly atImport: string[]; readonly afterEvents: string[][] };
+    /** The lazy modules (node_modules beside index.js) the process loaded, by path under the function's folder. */
+    readonly lazyLoaded: string[];
     readonly stdout: string;
   }
 
@@ -458,7 +461,8 @@ describe('bundles from the cloud assembly, each copied alone into an empty folde
           }
           afterEvents.push([...wasmReads]);
         }
-        fs.writeFileSync(process.argv[1], JSON.stringify({ results, wasmReads: { atImport, afterEvents } }));
+        const lazyLoaded = Object.keys(require.cache).filter((k) => k.includes('/node_modules/')).map((k) => k.slice(k.indexOf('node_modules/')));
+        fs.writeFileSync(process.argv[1], JSON.stringify({ results, wasmReads: { atImport, afterEvents }, lazyLoaded }));
       })();`;
     const run = spawnSync(process.execPath, ['-e', script, resultFile], {
       cwd: dir,
@@ -479,19 +483,29 @@ describe('bundles from the cloud assembly, each copied alone into an empty folde
     return { ...(JSON.parse(readFileSync(resultFile, 'utf8')) as Omit<Invocation<T>, 'stdout'>), stdout: run.stdout };
   }
 
-  it('hold index.js, and the .wasm files beside it only for the rewrite and the commit (which rebases deletes); no node_modules above them', () => {
+  it('hold index.js, the lazy SDK clients in node_modules beside it, and the .wasm files only for the rewrite and the commit (which rebases deletes); no node_modules above them', () => {
     expect(WASM_STEPS).toEqual(['rewrite', 'commit']);
     for (const step of STEPS) {
       const dir = assetDir(step);
       const readsWasm = WASM_STEPS.includes(step);
       const wasm = readsWasm ? ['index.wasm', 'parquet_wasm_bg.wasm'] : [];
-      expect(readdirSync(dir).sort()).toEqual(['index.js', 'index.js.map', ...wasm]);
+      expect(readdirSync(dir).sort()).toEqual(['index.js', 'index.js.map', ...wasm, 'node_modules'].sort());
+      expect(readdirSync(join(dir, 'node_modules'), { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => relative(dir, join(e.parentPath, e.name))).sort()).toEqual(
+        LAZY_MODULES.map(lazyModuleFile).sort(),
+      );
+      const index = readFileSync(join(dir, 'index.js'), 'utf8');
+      for (const m of LAZY_MODULES) expect(index).toContain(`require("${m}")`);
+      // Not the clients themselves: operations we never call live only in the lazy bundles.
+      for (const op of ['UpdateGlueIdentityCenterConfiguration', 'PutTableBucketMaintenanceConfiguration']) {
+        expect(index).not.toContain(op);
+        expect(LAZY_MODULES.some((m) => readFileSync(join(dir, lazyModuleFile(m)), 'utf8').includes(op))).toBe(true);
+      }
       for (const w of readsWasm ? WASM_FILES : []) {
         const source = join(REPO_ROOT, 'node_modules', w.module);
         expect(readFileSync(join(dir, w.fileName)).equals(readFileSync(source))).toBe(true);
       }
-      if (!readsWasm) expect(readFileSync(join(dir, 'index.js'), 'utf8')).not.toContain('parquet_wasm_bg.wasm');
-      for (let d = dir; d !== dirname(d); d = dirname(d)) expect(existsSync(join(d, 'node_modules'))).toBe(false);
+      if (!readsWasm) expect(index).not.toContain('parquet_wasm_bg.wasm');
+      for (let d = dirname(dir); d !== dirname(d); d = dirname(d)) expect(existsSync(join(d, 'node_modules'))).toBe(false);
     }
   });
 
@@ -578,11 +592,22 @@ describe('bundles from the cloud assembly, each copied alone into an empty folde
     expect(await liveRows(s3, location)).toEqual(before);
 
     for (const step of [triggered, planned, committed, reported, expired, orphans]) expect(step.wasmReads).toEqual({ atImport: [], afterEvents: step.wasmReads.afterEvents.map(() => []) });
+    // A folder table loads no catalog SDK.
+    for (const step of [triggered, planned, rewritten, committed, reported, expired, orphans]) expect(step.lazyLoaded).toEqual([]);
     expect(rewritten.wasmReads.atImport).toEqual([]);
     const [first, second] = rewritten.wasmReads.afterEvents;
     expect(first).toContain('parquet_wasm_bg.wasm');
     expect(new Set(first).size).toBe(first.length);
     expect(second).toEqual(first);
+  });
+
+  it('load the Glue SDK from beside index.js for a glue:// table, and only it', async () => {
+    const moto = testS3Endpoint();
+    const table = await glueSmallTable(moto);
+    const planned = invoke<Plan>('plan', [{ table: { location: table.name }, policy: { minInputFiles: 2 } }], moto, { AWS_ENDPOINT_URL_GLUE: moto });
+    expect(planned.results[0].error).toBeUndefined();
+    expect(planned.results[0].result!.groups).toHaveLength(2);
+    expect(planned.lazyLoaded).toEqual([lazyModuleFile('@aws-sdk/client-glue')]);
   });
 
   it('keep error class names through minification (Step Functions matches on them)', () => {
