@@ -103,7 +103,7 @@ export async function tableHealth(
 ): Promise<TableHealth> {
   const resolved = resolvePolicy(metadata, policy);
   // Every manifest: the table figures are the whole table's, the partitions those --where selects.
-  const scan = await planFiles(io, metadata, undefined, { columnStats: resolved.filter?.usesColumnMetrics ?? false });
+  const scan = await planFiles(io, metadata, undefined, { columnStats: resolved.filter?.columnIds.size ? resolved.filter.columnIds : false });
   const facts = fileFacts(metadata, scan, resolved.policy);
   const request = { table: { location: metadata.location }, policy: resolved.policy };
   const plan = planFromScan(metadata, scan, request, resolved, options.nowMs ?? Date.now(), facts);

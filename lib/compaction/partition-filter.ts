@@ -25,8 +25,8 @@ export interface PartitionFilter {
   partitionMayMatch(file: DataFile): boolean;
   /** Whether the manifest may list such files (manifest-evaluator.ts); unpartitioned delete manifests always may. */
   mayMatchManifest(manifest: ManifestFile): boolean;
-  /** Whether a name is a column: the scan must read column metrics. */
-  readonly usesColumnMetrics: boolean;
+  /** Field ids of the columns it names: the scan must read their metrics (none: no metrics). */
+  readonly columnIds: ReadonlySet<number>;
 }
 
 export function parsePartitionFilter(text: string, metadata: TableMetadata): PartitionFilter {
@@ -38,7 +38,7 @@ export function parsePartitionFilter(text: string, metadata: TableMetadata): Par
     mayMatch: (file) => fileMayMatch(bound, file),
     partitionMayMatch: (file) => partitionMayMatch(bound, file.specId, file.partition),
     mayMatchManifest: (m) => manifests.mayMatch(m),
-    usesColumnMetrics: bound.usesColumns,
+    columnIds: bound.columnIds,
   };
 }
 

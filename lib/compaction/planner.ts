@@ -36,7 +36,7 @@ export async function planCompaction(
   const filter = resolved.filter;
   // The planner needs no column metrics (as Java's planFiles) unless --where names a column.
   const scan = await planFiles(io, metadata, undefined, {
-    columnStats: filter?.usesColumnMetrics ?? false,
+    columnStats: filter?.columnIds.size ? filter.columnIds : false,
     ...(filter ? { mayMatchManifest: filter.mayMatchManifest } : {}),
   });
   return planFromScan(metadata, filter ? scopeScan(metadata, scan, filter) : scan, request, resolved, options.nowMs ?? Date.now());

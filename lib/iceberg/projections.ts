@@ -64,8 +64,8 @@ export interface TableFilter {
   readonly text: string;
   /** Without `not`: each leaf answers "may match" (rewriteNot). */
   readonly root: BoundTree;
-  /** Whether some name is a column: a scan must then read column metrics. */
-  readonly usesColumns: boolean;
+  /** Field ids of the columns it names: a scan must read their metrics. */
+  readonly columnIds: ReadonlySet<number>;
 }
 
 interface PartitionFieldRef {
@@ -108,7 +108,7 @@ export function bindToTable(e: Expression, metadata: TableMetadata): TableFilter
     });
   }
 
-  let usesColumns = false;
+  const columnIds = new Set<number>();
   const leaf = (name: string, op: PredicateOp, literals: readonly Literal[]): BoundLeaf => {
     const column = columns.get(name);
     const partition = fields.get(name);
@@ -119,7 +119,7 @@ export function bindToTable(e: Expression, metadata: TableMetadata): TableFilter
     if (column) {
       if (!isPrimitive(column.type)) fail(`column ${name} is a ${column.type.type}; only primitive columns can be compared`);
       const type = column.type as PrimitiveType;
-      usesColumns = true;
+      columnIds.add(column.id);
       const predicate: TypedPredicate = { op, type, values: literals.map((l) => literalValue(name, type, l, fail)) };
       const partitions = new Map<number, PartitionPredicate[]>();
       for (const spec of specs) {
@@ -168,7 +168,7 @@ export function bindToTable(e: Expression, metadata: TableMetadata): TableFilter
     }
   };
   const root = bind(rewriteNot(e.root));
-  return { text: e.text, root, usesColumns };
+  return { text: e.text, root, columnIds };
 }
 
 function describeField(name: string, f: PartitionFieldRef): string {

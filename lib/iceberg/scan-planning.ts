@@ -35,8 +35,12 @@ export function resolveSnapshot(metadata: TableMetadata, snapshotId?: bigint): S
 }
 
 export interface PlanFilesOptions {
-  /** False: data files come without column metrics (see ReadManifestFileOptions.dataFileStats). @default true */
-  readonly columnStats?: boolean;
+  /**
+   * False: data files come without column metrics (see ReadManifestFileOptions.dataFileStats);
+   * a set of field ids: with the counts and bounds of those columns only (a filter's), so a
+   * wide table's plan does not hold every column's. @default true
+   */
+  readonly columnStats?: boolean | ReadonlySet<number>;
   /** Manifests read at once. @default 8 */
   readonly concurrency?: number;
   /** False: the manifest is not read (manifest-evaluator.ts); `manifests` still lists it. */
@@ -66,12 +70,13 @@ export async function planFiles(io: FileIO, metadata: TableMetadata, snapshotId?
   });
   const tasks: FileScanTask[] = [];
   const stats = { dataFileStats: options.columnStats !== false };
+  const only = typeof options.columnStats === 'object' ? options.columnStats : undefined;
   await forEachLimit(read(0), limit, async (m) => {
     for await (const e of readManifest(io, m, specs, schema, stats)) {
       if (e.status === 2 || e.dataFile.content !== FileContent.Data) continue;
       const seq = e.sequenceNumber ?? 0n;
       tasks.push({
-        dataFile: e.dataFile,
+        dataFile: only ? keepStats(e.dataFile, only) : e.dataFile,
         spec: specs.get(e.dataFile.specId)!,
         dataSequenceNumber: seq,
         snapshotId: e.snapshotId,
@@ -80,6 +85,28 @@ export async function planFiles(io: FileIO, metadata: TableMetadata, snapshotId?
     }
   });
   return { snapshot, tasks, deleteFiles, deleteRefs, manifests };
+}
+
+/** The data file with the column metrics of `ids` only (column sizes dropped). */
+function keepStats(f: DataFile, ids: ReadonlySet<number>): DataFile {
+  const pick = <V>(m: ReadonlyMap<number, V> | null | undefined): ReadonlyMap<number, V> | null => {
+    if (!m) return null;
+    const out = new Map<number, V>();
+    for (const id of ids) {
+      const v = m.get(id);
+      if (v !== undefined) out.set(id, v);
+    }
+    return out;
+  };
+  return {
+    ...f,
+    columnSizes: null,
+    valueCounts: pick(f.valueCounts),
+    nullValueCounts: pick(f.nullValueCounts),
+    nanValueCounts: pick(f.nanValueCounts),
+    lowerBounds: pick(f.lowerBounds),
+    upperBounds: pick(f.upperBounds),
+  };
 }
 
 /** Runs `fn` over items with at most `limit` in flight; order of completion is not kept. */

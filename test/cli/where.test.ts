@@ -134,6 +134,9 @@ describe('--where', () => {
     expect(skipping.groups.map((g) => g.partitionPath)).toEqual(['ts_hour=2026-01-01-05/action=click']);
     expect(skipping.summary.dataFilesBefore).toBe(3);
     expect(skipping.summary.deleteFilesBefore).toBe(1);
+    // The scan keeps the metrics of the filter's columns only (ts is field 3).
+    const narrow = await planFiles(io, t.metadata, undefined, { columnStats: resolved.filter!.columnIds });
+    expect(new Set(narrow.tasks.flatMap((x) => [...x.dataFile.lowerBounds!.keys(), ...x.dataFile.nullValueCounts!.keys()]))).toEqual(new Set([3]));
     // Health reads every manifest: its table figures are the whole table's.
     const health = await tableHealth(io, t.metadata, request.policy, { nowMs: 0 });
     expect(health.dataFiles).toBe(9);
