@@ -1,0 +1,136 @@
+/**
+ * Issue 11, must-show 1 and 4: packice's rewrite rate next to pyarrow's, interleaved in one run,
+ * and what a GB compacted costs on Lambda arm64 at that rate next to S3 Tables.
+ *
+ *   npx tsx bench/rewrite-rate.ts [table location] [rounds=3]
+ *
+ * The table (default `.cache/bench/t3m`, built by `npx tsx bench/compaction.ts --phase build
+ * <abs path> 1500 2000` when missing) must plan as one group. Each round runs packice's
+ * `rewriteGroup` once in a fresh process (bench/compaction.ts --phase rewrite), then pyarrow
+ * (bench/baselines/compaction.py) once in a fresh process; the figure is the median round. CPU
+ * seconds are user + system of the child, all threads. The load average is recorded per run.
+ * With BASE=<another checkout> its rewrite runs too in each round (before/after figures).
+ * Prints JSON and Markdown; changes nothing.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadTable } from '../lib/catalog/table.js';
+import { planCompaction } from '../lib/compaction/planner.js';
+import { ensurePython, median, nodeChildArgs, REPO_ROOT, runChild, type PhaseResult } from './report.js';
+
+const location = process.argv[2] ?? join(REPO_ROOT, '.cache', 'bench', 't3m');
+const rounds = Number(process.argv[3] ?? 3);
+const COMPACTION = join(REPO_ROOT, 'bench', 'compaction.ts');
+
+if (!existsSync(join(location, 'metadata'))) {
+  const [cmd, args] = nodeChildArgs(COMPACTION, ['--phase', 'build', location, '1500', '2000']);
+  const r = spawnSync(cmd, args, { stdio: 'inherit', cwd: REPO_ROOT });
+  if (r.status !== 0) throw new Error(`could not build ${location}`);
+}
+const table = await loadTable(location);
+const plan = await planCompaction(table.io, table.metadata, { table: { location }, policy: {} });
+if (plan.groups.length !== 1) throw new Error(`${location}: expected one group, the plan has ${plan.groups.length}`);
+const inputs = plan.groups[0].inputs;
+const rows = inputs.reduce((n, i) => n + Number(i.file.recordCount), 0);
+const bytesIn = inputs.reduce((n, i) => n + Number(i.file.fileSizeInBytes), 0);
+
+const dir = mkdtempSync(join(tmpdir(), 'packice-rate-'));
+const list = join(dir, 'files.txt');
+writeFileSync(list, inputs.map((i) => i.file.filePath.replace(/^file:\/\//, '')).join('\n'));
+const python = ensurePython();
+
+interface Run { readonly cpuS: number; readonly wallS: number; readonly rssMiB: number; readonly bytesOut: number; readonly load: string }
+const base = process.env.BASE;
+const before: Run[] = [];
+const ours: Run[] = [];
+const theirs: Run[] = [];
+const load = (): string => loadavg().map((x) => x.toFixed(1)).join(' ');
+const run = (r: PhaseResult, l: string): Run => ({
+  cpuS: r.cpuS[0], wallS: r.wallS[0], rssMiB: Math.round(r.maxRssKiB / 1024), bytesOut: Number(r.info?.bytesOut ?? NaN), load: l,
+});
+try {
+  for (let k = 0; k < rounds; k++) {
+    let l = load();
+    const [cmd, args] = nodeChildArgs(COMPACTION, ['--phase', 'rewrite', location, '1']);
+    ours.push(run(runChild(cmd, args, 'packice rewriteGroup'), l));
+    console.error(`round ${k + 1}: packice ${ours[k].cpuS.toFixed(2)} CPU-s (load ${l})`);
+    if (base) {
+      l = load();
+      const [c, a] = nodeChildArgs(join(base, 'bench', 'compaction.ts'), ['--phase', 'rewrite', location, '1']);
+      before.push(run(runChild(c, a, 'base rewriteGroup'), l));
+      console.error(`round ${k + 1}: base ${before[k].cpuS.toFixed(2)} CPU-s (load ${l})`);
+    }
+    if (python) {
+      l = load();
+      const script = join(REPO_ROOT, 'bench', 'baselines', 'compaction.py');
+      theirs.push(run(runChild(python, [script, 'rewrite', list, join(dir, 'out.parquet'), String(rows), '1'], 'pyarrow'), l));
+      console.error(`round ${k + 1}: pyarrow ${theirs[k].cpuS.toFixed(2)} CPU-s (load ${l})`);
+    }
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+const MB = 1e6;
+const summary = (runs: Run[]): Record<string, unknown> | null => {
+  if (runs.length === 0) return null;
+  const cpu = median(runs.map((r) => r.cpuS));
+  return {
+    cpuS: runs.map((r) => +r.cpuS.toFixed(2)), medianCpuS: +cpu.toFixed(2), wallS: runs.map((r) => +r.wallS.toFixed(1)),
+    rowsPerCpuS: Math.round(rows / cpu), mbPerCpuS: +(bytesIn / MB / cpu).toFixed(2),
+    rssMiB: Math.max(...runs.map((r) => r.rssMiB)), bytesOut: runs[0].bytesOut, load: runs.map((r) => r.load),
+  };
+};
+const packice = summary(ours)!;
+const pyarrow = summary(theirs);
+
+// ---- Cost per GB compacted (must-show 4). Prices: AWS us-east-1 list prices, December 2026.
+const GB = 1e9;
+const LAMBDA_ARM_GB_S = 0.0000133334; // $ per GB-second, arm64, first 6 billion GB-s a month
+const LAMBDA_REQUEST = 0.2 / 1e6;
+const S3_GET = 0.0004 / 1000;
+const S3_PUT = 0.005 / 1000;
+const SFN_TRANSITION = 0.025 / 1000;
+const S3_TABLES_GB = 0.005;
+const S3_TABLES_OBJECT = 0.002 / 1000;
+const mbPerCpuS = packice.mbPerCpuS as number;
+const filesPerGb = GB / (bytesIn / inputs.length);
+/** Reads per input file: one tail read holds all of a file under 64 KiB (footer and row groups); larger files take a second. */
+const getsPerFile = bytesIn / inputs.length <= 64 * 1024 ? 1 : 2;
+const outBytesPerGb = ((packice.bytesOut as number) / bytesIn) * GB;
+const putsPerGb = Math.ceil(outBytesPerGb / (8 * 2 ** 20)) + 2; // multipart parts of 8 MiB + create/complete
+const proofGetsPerGb = Math.ceil(outBytesPerGb / (512 * 2 ** 20)) * 2; // the proof re-reads each output: tail + row groups
+/** Step Functions transitions per group: plan, map iteration, rewrite, commit and their retries/choices (~15), one group per GB. */
+const transitionsPerGb = 15;
+const lambda = (memoryMb: number, vcpus: number, speedup: number): Record<string, number> => {
+  const cpuSPerGb = GB / MB / mbPerCpuS;
+  const wallS = cpuSPerGb / speedup; // one worker uses `speedup` of its vCPUs
+  const compute = wallS * (memoryMb / 1024) * LAMBDA_ARM_GB_S + LAMBDA_REQUEST;
+  const gets = (filesPerGb * getsPerFile + proofGetsPerGb) * S3_GET;
+  const puts = putsPerGb * S3_PUT;
+  const sfn = transitionsPerGb * SFN_TRANSITION;
+  return { memoryMb, vcpus, cpuSPerGb: +cpuSPerGb.toFixed(1), wallSPerGb: +wallS.toFixed(1), compute, gets, puts, sfn, total: compute + gets + puts + sfn };
+};
+const s3Tables = S3_TABLES_GB + filesPerGb * S3_TABLES_OBJECT;
+const cost = {
+  filesPerGb: Math.round(filesPerGb), getsPerFile, putsPerGb, transitionsPerGb,
+  oneVcpu: lambda(1769, 1, 1),
+  // Measured on 2 CPUs: one worker runs on one; a 6-vCPU Lambda only pays off with work for the other five.
+  sixVcpuOneWorker: lambda(10240, 6, 1),
+  s3Tables,
+};
+
+const out = { location, inputs: inputs.length, rows, bytesIn, packice, pyarrow, base: base ? { checkout: base, ...summary(before) } : null, ratio: pyarrow ? +((pyarrow.medianCpuS as number) / (packice.medianCpuS as number)).toFixed(2) : null, cost };
+console.log(JSON.stringify(out, null, 2));
+const usd = (x: number): string => `$${x.toFixed(4)}`;
+const line = (label: string, c: Record<string, number>): string =>
+  `| ${label} | ${c.cpuSPerGb} CPU-s, ${c.wallSPerGb} s | ${usd(c.compute)} | ${usd(c.gets)} | ${usd(c.puts)} | ${usd(c.sfn)} | **${usd(c.total)}** | ${usd(s3Tables)} | ${(c.total / s3Tables).toFixed(2)}× |`;
+console.log([
+  '',
+  '| Lambda arm64 | per GB | compute | S3 GET | S3 PUT | Step Functions | total per GB | S3 Tables | ours ÷ S3 Tables |',
+  '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+  line('1,769 MB (1 vCPU)', cost.oneVcpu),
+  line('10,240 MB (6 vCPU), one worker', cost.sixVcpuOneWorker),
+].join('\n'));
