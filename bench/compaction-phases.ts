@@ -10,10 +10,11 @@ import { performance, PerformanceObserver } from 'node:perf_hooks';
 import * as pw from 'parquet-wasm';
 import { loadTable, type Table } from '../lib/catalog/table.js';
 import type { FileGroup, GroupResult, Plan, PlanRequest } from '../lib/compaction/messages.js';
-import { planCompaction, planFromScan } from '../lib/compaction/planner.js';
+import { FactsAccumulator } from '../lib/compaction/file-facts.js';
+import { planCompaction, planFromFacts } from '../lib/compaction/planner.js';
 import { resolvePolicy } from '../lib/compaction/policy.js';
 import { rewriteGroup } from '../lib/compaction/rewriter.js';
-import { planFiles } from '../lib/iceberg/scan-planning.js';
+import { streamFiles } from '../lib/iceberg/scan-planning.js';
 import { runCompaction } from '../lib/pipeline/local-runner.js';
 import type { PhaseResult } from './report.js';
 
@@ -178,17 +179,17 @@ export async function rssPhase(location: string, maxGroupBytes: number): Promise
 }
 
 /**
- * (c) planCompaction, `runs` times, timed in its two halves: planCompaction is
- * resolvePolicy → planFiles (read the manifest list and every manifest, pair files with
- * deletes) → planFromScan (classify, bin-pack, build the plan's JSON); the same calls are made
- * here so that each half gets its own time. wallS/cpuS are the whole; info has the scan's.
+ * (c) planCompaction, `runs` times: resolvePolicy → streamFiles (read the manifest list and every
+ * manifest, pair each data file with its deletes) into a FactsAccumulator (keep the candidates)
+ * → planFromFacts (bin-pack, choose, write the plan's JSON). The same calls are made here so
+ * that the scan's tasks and (data file, delete file) pairs are counted on the way, to check
+ * against Java's planFiles; nothing else is held.
  */
-export async function planPhase(location: string, runs: number): Promise<void> {
+export async function planPhase(location: string, runs: number, concurrency?: number): Promise<void> {
   const table = await loadTable(location);
   const request: PlanRequest = { table: { location } };
   const wallS: number[] = [];
   const cpuS: number[] = [];
-  const scanS: number[] = [];
   const gcS: number[] = [];
   // Garbage-collection pauses of the main thread, summed per run.
   let gc = 0;
@@ -199,26 +200,34 @@ export async function planPhase(location: string, runs: number): Promise<void> {
   let info: Record<string, number | string> = {};
   for (let r = 0; r < runs; r++) {
     gc = 0;
+    let tasks = 0;
+    let deletes = 0;
     const t = performance.now();
     const c0 = process.cpuUsage();
-    const policy = resolvePolicy(table.metadata, request.policy);
-    // As planCompaction: data files without column metrics.
-    const scan = await planFiles(table.io, table.metadata, undefined, { columnStats: false });
-    const tScan = performance.now();
-    const plan = planFromScan(table.metadata, scan, request, policy, Date.now());
+    const resolved = resolvePolicy(table.metadata, request.policy);
+    const accumulator = new FactsAccumulator(table.metadata, resolved.policy, resolved.filter, { keep: 'candidates' });
+    const scan = await streamFiles(
+      table.io,
+      table.metadata,
+      (task) => {
+        tasks++;
+        deletes += (task.deletes.deletionVector ? 1 : 0) + task.deletes.positionDeletes.length + task.deletes.equalityDeletes.length;
+        accumulator.add(task);
+      },
+      undefined,
+      { columnStats: false, ...(concurrency !== undefined ? { concurrency } : {}) },
+    );
+    const snapshotFacts = accumulator.finish();
+    const plan = planFromFacts(table.metadata, scan, snapshotFacts, request, resolved, Date.now());
     cpuS.push(cpuSeconds(c0));
     wallS.push((performance.now() - t) / 1000);
-    scanS.push((tScan - t) / 1000);
     // GC entries arrive after the pause: let them in before reading the sum.
     await new Promise((resolve) => setTimeout(resolve, 50));
     gcS.push(gc / 1000);
-    let deletes = 0;
-    for (const task of scan.tasks) {
-      deletes += (task.deletes.deletionVector ? 1 : 0) + task.deletes.positionDeletes.length + task.deletes.equalityDeletes.length;
-    }
     info = {
-      tasks: scan.tasks.length,
+      tasks,
       deletes,
+      candidates: snapshotFacts.facts.length,
       groups: plan.groups.length,
       groupInputs: plan.groups.reduce((n, g) => n + g.inputs.length, 0),
       planJsonMiB: Math.round(JSON.stringify(plan).length / 2 ** 20),
@@ -226,5 +235,5 @@ export async function planPhase(location: string, runs: number): Promise<void> {
     };
   }
   observer.disconnect();
-  emit({ wallS, cpuS, maxRssKiB: process.resourceUsage().maxRSS, info: { ...info, scanS: scanS.join(','), gcS: gcS.join(',') } });
+  emit({ wallS, cpuS, maxRssKiB: process.resourceUsage().maxRSS, info: { ...info, gcS: gcS.join(',') } });
 }

@@ -318,14 +318,13 @@ async function partC(sizes: readonly number[], runs: number, classpath: string |
           if (a.oom && heap === undefined) ours(bigHeap, `packice \`planCompaction\`, \`--max-old-space-size=${bigHeap}\``);
           return;
         }
-        const scan = String(r.info?.scanS ?? '').split(',').map(Number);
         const gc = String(r.info?.gcS ?? '').split(',').map(Number);
         rows.push([
           label,
           name,
           `**${s2(median(r.wallS))}**`,
           runsOf(r),
-          `${s2(median(scan))} (\`planFiles\`)`,
+          'streamed',
           `${s2(median(r.cpuS))} (GC pauses ${s2(median(gc))})`,
           mib(r.maxRssKiB),
           `${int(num(r, 'tasks'))} / ${int(num(r, 'deletes'))}`,
@@ -370,10 +369,9 @@ async function partC(sizes: readonly number[], runs: number, classpath: string |
       `\`--max-old-space-size=${bigHeap}\` (three quarters of the RAM). ` +
       'Only the planning is timed (median of the runs; all runs in one process, so the first includes JIT warm-up); the ' +
       'last but one column is the whole process, start to exit: runtime start, loading the table and every run. ' +
-      'packice\'s time is `planCompaction`\'s own steps, timed apart: `planFiles` (read the manifest list and every ' +
-      'manifest, decode every entry with its metrics, index the delete files and pair each data file with its deletes) ' +
-      'and then the planner proper (classify files, bin-pack per partition, keep the best 1,000 groups, write each input ' +
-      'as message JSON). Java\'s `planFiles` corresponds to the first half only: it streams the tasks (nothing is held), ' +
+      'packice\'s time is `planCompaction` whole: it streams the manifests (the scan is not timed apart any more), keeps ' +
+      'the candidate files, bin-packs per partition, keeps the best 1,000 groups and writes their inputs as message JSON. ' +
+      'Java\'s `planFiles` corresponds to the scan only: it streams the tasks (nothing is held), ' +
       'reads manifests on a worker pool (one thread per core), and without `includeColumnStats()` does not keep the ' +
       'column metrics. "tasks / deletes" counts the data files planned and the (data file, delete file) pairs; both ' +
       'implementations must agree.',

@@ -55,6 +55,11 @@ export function danglingDeletes(metadata: TableMetadata, scan: ScanPlan): Delete
   );
 }
 
+/** The deletes of `deletes` whose keys are not in `needed` (the keys the scan applied to a live data file). */
+export function unneededDeletes(deletes: readonly DeleteFileRef[], needed: ReadonlySet<string>): DeleteFileRef[] {
+  return deletes.filter((d) => !needed.has(deleteFileKey(d.file)));
+}
+
 /** Files and the bytes a reader would fetch for them (a DV by its blob). */
 export function danglingFigures(dangling: readonly { readonly file: DataFile }[]): { files: number; bytes: number } {
   return { files: dangling.length, bytes: dangling.reduce((n, d) => n + Number(deleteFileReadBytes(d.file)), 0) };

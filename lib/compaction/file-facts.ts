@@ -6,6 +6,7 @@
  */
 import { deleteFileKey } from '../iceberg/delete-file.js';
 import type { DeleteFileRef } from '../iceberg/delete-index.js';
+import type { DataFile } from '../iceberg/manifest.js';
 import { partitionToPath } from '../iceberg/locations.js';
 import { partitionKey } from '../iceberg/partition.js';
 import type { FileScanTask, ScanPlan } from '../iceberg/scan-planning.js';
@@ -51,6 +52,8 @@ export interface PartitionFacts extends PartitionRef {
   readonly lastCommitMs: number | undefined;
 }
 
+const NO_DELETE_REFS: readonly DeleteFileRef[] = [];
+
 const bySeqThenKey = (a: DeleteFileRef, b: DeleteFileRef): number =>
   a.dataSequenceNumber < b.dataSequenceNumber ? -1 : a.dataSequenceNumber > b.dataSequenceNumber ? 1 : cmp(deleteFileKey(a.file), deleteFileKey(b.file));
 
@@ -60,35 +63,173 @@ function cmp(a: string, b: string): number {
 
 /** Classifies every live data file of a scan against the policy, by file path. Reads nothing. */
 export function fileFacts(metadata: TableMetadata, scan: ScanPlan, policy: ResolvedPolicy): FileFacts[] {
-  const minor = policy.mode === 'minor';
-  const tasks = [...scan.tasks].sort((a, b) => cmp(a.dataFile.filePath, b.dataFile.filePath));
+  const facts = new FactsAccumulator(metadata, policy, undefined, { keep: 'all' });
+  for (const t of scan.tasks) facts.add(t);
+  return [...facts.finish().facts];
+}
+
+/** What an accumulator keeps of a snapshot's live data files. */
+export interface SnapshotFacts {
+  /** The files kept (see FactsAccumulator), by file path. */
+  readonly facts: readonly FileFacts[];
+  /**
+   * The partitions with a kept file the filter selects (whose rows may match), with those files,
+   * in the order of their first by path.
+   */
+  readonly partitions: readonly PartitionFacts[];
+  /** Every live data file, kept or not: how many and their bytes. */
+  readonly dataFiles: number;
+  readonly dataBytes: number;
+  /** Keys of the delete files (as FileFacts.deletes lists them) that apply to a file not kept. */
+  readonly deletesOfUnkeptFiles: ReadonlySet<string>;
+  /** Keys of the delete files the scan applies to at least one live data file (the rest dangle). */
+  readonly neededDeletes: ReadonlySet<string>;
+}
+
+interface PartitionAccumulator extends PartitionRef {
+  /** Shared by the partition's kept files, rather than one string each. */
+  readonly key: string;
+  lastCommitMs: number | undefined;
+}
+
+/**
+ * Takes a snapshot's live data files one at a time (streamFiles) and keeps, with keep
+ * 'candidates', only those `filter` selects (whose rows may match) that may be rewritten: too
+ * small or too large, carrying deletes, of another spec or format. A file of the right size, without
+ * deletes, leaves only counters behind, so memory grows with partitions and candidates, not with
+ * the table. keep 'all' keeps every file (health reports them all). Per partition it keeps the
+ * newest commit time of any of its files, kept or not.
+ */
+export class FactsAccumulator {
+  private readonly kept: { readonly task: FileScanTask; readonly key: string; readonly selected: boolean }[] = [];
+  private readonly partitions = new Map<string, PartitionAccumulator>();
+  private readonly types = new Map<number, StructType>();
+  private readonly specs: ReturnType<typeof specsById>;
+  private readonly times: ReadonlyMap<bigint, number>;
   // Records of the data files each position delete file reaches, to apportion its count.
-  const reach = new Map<string, bigint>();
-  for (const t of tasks) {
-    for (const d of t.deletes.positionDeletes) {
-      const k = deleteFileKey(d.file);
-      reach.set(k, (reach.get(k) ?? 0n) + t.dataFile.recordCount);
+  private readonly reach = new Map<string, number>();
+  private readonly unkeptDeletes = new Set<string>();
+  private readonly needed = new Set<string>();
+  private readonly reasonLists = new Map<string, readonly FileReason[]>();
+  private dataFiles = 0;
+  private dataBytes = 0;
+
+  constructor(
+    private readonly metadata: TableMetadata,
+    private readonly policy: ResolvedPolicy,
+    private readonly filter: PartitionFilter | undefined,
+    private readonly options: { readonly keep: 'all' | 'candidates' },
+  ) {
+    this.specs = specsById(metadata);
+    this.times = new Map(metadata.snapshots.map((s) => [s.snapshotId, s.timestampMs]));
+  }
+
+  add(task: FileScanTask): void {
+    const f = task.dataFile;
+    const size = Number(f.fileSizeInBytes);
+    this.dataFiles++;
+    this.dataBytes += size;
+    const d = task.deletes;
+    const hasDeletes = d.deletionVector !== undefined || d.positionDeletes.length > 0 || d.equalityDeletes.length > 0;
+    if (hasDeletes) {
+      if (d.deletionVector) this.needed.add(deleteFileKey(d.deletionVector.file));
+      for (const p of d.positionDeletes) {
+        const k = deleteFileKey(p.file);
+        this.needed.add(k);
+        this.reach.set(k, (this.reach.get(k) ?? 0) + Number(f.recordCount));
+      }
+      for (const e of d.equalityDeletes) this.needed.add(deleteFileKey(e.file));
+    }
+    const key = partitionKey(f.specId, f.partition);
+    const partition = this.partitionOf(key, task);
+    // A file whose snapshot has expired was added before every snapshot still held.
+    const t = task.snapshotId === null ? undefined : this.times.get(task.snapshotId);
+    if (t !== undefined && t > (partition.lastCommitMs ?? -Infinity)) partition.lastCommitMs = t;
+    const p = this.policy;
+    const selected = !this.filter || this.filter.mayMatch(f);
+    const keep =
+      this.options.keep === 'all' ||
+      (selected
+        ? hasDeletes ||
+          size < p.minFileSizeBytes ||
+          size > p.maxFileSizeBytes ||
+          p.deleteFileThreshold <= 0 ||
+          f.specId !== this.metadata.defaultSpecId ||
+          f.fileFormat !== REWRITABLE_FORMAT
+        : // The plan reports every file it cannot rewrite, selected or not.
+          unrewritable(f, hasDeletes ? this.deletesOf(task) : []) !== undefined);
+    if (keep) this.kept.push({ task, key: partition.key, selected });
+    else if (hasDeletes) {
+      for (const r of this.deletesOf(task)) this.unkeptDeletes.add(deleteFileKey(r.file));
     }
   }
-  const types = new Map<number, StructType>();
-  const typeOf = (specId: number): StructType => {
-    let t = types.get(specId);
-    if (!t) types.set(specId, (t = partitionTypeOf(metadata, specId)));
-    return t;
-  };
-  const specs = specsById(metadata);
-  return tasks.map((task) => {
-    const f = task.dataFile;
+
+  finish(): SnapshotFacts {
+    const kept = this.kept.sort((a, b) => cmp(a.task.dataFile.filePath, b.task.dataFile.filePath));
+    const facts = kept.map((k) => this.factsOf(k.task, k.key));
+    const byKey = new Map<string, FileFacts[]>();
+    for (let i = 0; i < facts.length; i++) {
+      if (!kept[i].selected) continue;
+      const f = facts[i];
+      const list = byKey.get(f.key);
+      if (list) list.push(f);
+      else byKey.set(f.key, [f]);
+    }
+    const partitions: PartitionFacts[] = [];
+    for (const [key, files] of byKey) {
+      const p = this.partitions.get(key)!;
+      partitions.push({ key, specId: p.specId, partition: p.partition, partitionPath: p.partitionPath, files, lastCommitMs: p.lastCommitMs });
+    }
+    kept.length = 0;
+    return {
+      facts,
+      partitions,
+      dataFiles: this.dataFiles,
+      dataBytes: this.dataBytes,
+      deletesOfUnkeptFiles: this.unkeptDeletes,
+      neededDeletes: this.needed,
+    };
+  }
+
+  private partitionOf(key: string, task: FileScanTask): PartitionAccumulator {
+    let p = this.partitions.get(key);
+    if (p === undefined) {
+      const f = task.dataFile;
+      let type = this.types.get(f.specId);
+      if (!type) this.types.set(f.specId, (type = partitionTypeOf(this.metadata, f.specId)));
+      const partition = partitionToJson(f.partition, type);
+      p = {
+        key,
+        specId: f.specId,
+        partition,
+        partitionPath: partitionToPath(this.specs.get(f.specId)!, f.partition, type),
+        lastCommitMs: undefined,
+      };
+      this.partitions.set(key, p);
+    }
+    return p;
+  }
+
+  /** The deletes a rewrite applies: the DV or position deletes, and equality deletes in major mode. */
+  private deletesOf(task: FileScanTask): readonly DeleteFileRef[] {
     const dv = task.deletes.deletionVector;
-    const deletes = [
+    if (!dv && task.deletes.positionDeletes.length === 0 && task.deletes.equalityDeletes.length === 0) return NO_DELETE_REFS;
+    return [
       ...(dv ? [dv] : []),
       ...[...task.deletes.positionDeletes].sort(bySeqThenKey),
-      ...(minor ? [] : [...task.deletes.equalityDeletes].sort(bySeqThenKey)),
+      ...(this.policy.mode === 'minor' ? [] : [...task.deletes.equalityDeletes].sort(bySeqThenKey)),
     ];
+  }
+
+  private factsOf(task: FileScanTask, key: string): FileFacts {
+    const policy = this.policy;
+    const f = task.dataFile;
+    const dv = task.deletes.deletionVector;
+    const deletes = this.deletesOf(task);
     const records = Number(f.recordCount);
     let deleted = dv ? Number(dv.file.recordCount) : 0;
     for (const d of task.deletes.positionDeletes) {
-      const total = Number(reach.get(deleteFileKey(d.file)) ?? 0n);
+      const total = this.reach.get(deleteFileKey(d.file)) ?? 0;
       if (total > 0) deleted += (Number(d.file.recordCount) * records) / total;
     }
     deleted = Math.min(deleted, records);
@@ -99,28 +240,35 @@ export function fileFacts(metadata: TableMetadata, scan: ScanPlan, policy: Resol
     // As in Java, a threshold of 0 makes every file a candidate.
     if (deletes.length >= policy.deleteFileThreshold) reasons.push('deletes');
     if (records > 0 && deleted > 0 && deleted / records >= policy.deleteRatioThreshold) reasons.push('delete-ratio');
-    if (f.specId !== metadata.defaultSpecId) reasons.push('spec-change');
-    const unreadable = deletes.find((d) => d.file.fileFormat !== REWRITABLE_FORMAT && d.file.fileFormat !== 'PUFFIN');
-    const unrewritable =
-      f.fileFormat !== REWRITABLE_FORMAT
-        ? `file format ${f.fileFormat} cannot be rewritten (only ${REWRITABLE_FORMAT})`
-        : unreadable
-          ? `its delete file ${unreadable.file.filePath} is ${unreadable.file.fileFormat}, which cannot be read (only ${REWRITABLE_FORMAT} and PUFFIN)`
-          : undefined;
-    const type = typeOf(f.specId);
+    if (f.specId !== this.metadata.defaultSpecId) reasons.push('spec-change');
+    // Most files share one of a few reason lists: keep one array for each.
+    const reasonKey = reasons.join();
+    let shared = this.reasonLists.get(reasonKey);
+    if (!shared) this.reasonLists.set(reasonKey, (shared = reasons));
+    const why = unrewritable(f, deletes);
+    const p = this.partitions.get(key)!;
     return {
       task,
-      key: partitionKey(f.specId, f.partition),
+      key,
       specId: f.specId,
-      partition: partitionToJson(f.partition, type),
-      partitionPath: partitionToPath(specs.get(f.specId)!, f.partition, type),
+      partition: p.partition,
+      partitionPath: p.partitionPath,
       deletes,
       deletedRecords: deleted,
       equalityDeletes: task.deletes.equalityDeletes.length,
-      reasons,
-      ...(unrewritable ? { unrewritable } : {}),
+      reasons: shared,
+      ...(why ? { unrewritable: why } : {}),
     };
-  });
+  }
+}
+
+/** Why a data file cannot be rewritten with these deletes, when it cannot. */
+function unrewritable(f: DataFile, deletes: readonly DeleteFileRef[]): string | undefined {
+  if (f.fileFormat !== REWRITABLE_FORMAT) return `file format ${f.fileFormat} cannot be rewritten (only ${REWRITABLE_FORMAT})`;
+  const unreadable = deletes.find((d) => d.file.fileFormat !== REWRITABLE_FORMAT && d.file.fileFormat !== 'PUFFIN');
+  return unreadable
+    ? `its delete file ${unreadable.file.filePath} is ${unreadable.file.fileFormat}, which cannot be read (only ${REWRITABLE_FORMAT} and PUFFIN)`
+    : undefined;
 }
 
 /**

@@ -6,12 +6,12 @@
 import type { FileIO } from '../io/file-io.js';
 import { deleteFileKey, deleteFileReadBytes } from '../iceberg/delete-file.js';
 import { FileContent } from '../iceberg/manifest.js';
-import { planFiles } from '../iceberg/scan-planning.js';
+import { streamFiles } from '../iceberg/scan-planning.js';
 import type { TableMetadata } from '../iceberg/table-metadata.js';
-import { danglingDeletes, danglingFigures } from './dangling-deletes.js';
-import { FILE_REASONS, fileFacts, partitionsOf } from './file-facts.js';
+import { danglingFigures, unneededDeletes } from './dangling-deletes.js';
+import { FILE_REASONS, FactsAccumulator } from './file-facts.js';
 import type { CompactionPolicy, PartitionRef, Plan, TableSummary } from './messages.js';
-import { planFromScan } from './planner.js';
+import { planFromFacts } from './planner.js';
 import { resolvePolicy, type ResolvedPolicy } from './policy.js';
 
 const MiB = 1024 * 1024;
@@ -102,11 +102,14 @@ export async function tableHealth(
   options: { readonly nowMs?: number } = {},
 ): Promise<TableHealth> {
   const resolved = resolvePolicy(metadata, policy);
+  // Health reports every file: it keeps them all (the planner keeps only candidates).
+  const accumulator = new FactsAccumulator(metadata, resolved.policy, resolved.filter, { keep: 'all' });
   // Every manifest: the table figures are the whole table's, the partitions those --where selects.
-  const scan = await planFiles(io, metadata, undefined, { columnStats: resolved.filter?.columnIds.size ? resolved.filter.columnIds : false });
-  const facts = fileFacts(metadata, scan, resolved.policy);
+  const scan = await streamFiles(io, metadata, (t) => accumulator.add(t), undefined, { columnStats: resolved.filter?.columnIds.size ? resolved.filter.columnIds : false });
+  const snapshotFacts = accumulator.finish();
+  const facts = snapshotFacts.facts;
   const request = { table: { location: metadata.location }, policy: resolved.policy };
-  const plan = planFromScan(metadata, scan, request, resolved, options.nowMs ?? Date.now(), facts);
+  const plan = planFromFacts(metadata, scan, snapshotFacts, request, resolved, options.nowMs ?? Date.now());
 
   const histogram = SIZE_BUCKETS.map((b) => ({ ...b, files: 0, bytes: 0 }));
   for (const f of facts) {
@@ -125,7 +128,7 @@ export async function tableHealth(
     else groupsByKey.set(key, [g]);
   }
   const partitions: PartitionHealth[] = [];
-  for (const { key, specId, partition, partitionPath, files, lastCommitMs } of partitionsOf(metadata, facts, resolved.filter)) {
+  for (const { key, specId, partition, partitionPath, files, lastCommitMs } of snapshotFacts.partitions) {
     const deletes = new Map<string, { bytes: number; equality: boolean }>();
     for (const f of files) {
       // All deletes that apply, whichever mode: minor compaction leaves equality deletes, readers do not.
@@ -171,7 +174,7 @@ export async function tableHealth(
   const dataBytes = sum(facts, (f) => Number(f.task.dataFile.fileSizeInBytes));
   const records = sum(facts, (f) => Number(f.task.dataFile.recordCount));
   const deletedRecords = sum(facts, (f) => f.deletedRecords);
-  const dangling = danglingFigures(danglingDeletes(metadata, scan));
+  const dangling = danglingFigures(unneededDeletes(scan.deleteRefs, snapshotFacts.neededDeletes));
   return {
     location: metadata.location,
     formatVersion: metadata.formatVersion,

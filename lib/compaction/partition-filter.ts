@@ -14,7 +14,7 @@ import type { ManifestFile } from '../iceberg/manifest-list.js';
 import { manifestEvaluator } from '../iceberg/manifest-evaluator.js';
 import { isUnpartitioned } from '../iceberg/partition.js';
 import { bindToTable } from '../iceberg/projections.js';
-import type { ScanPlan } from '../iceberg/scan-planning.js';
+import type { ScanPlan, StreamedScan } from '../iceberg/scan-planning.js';
 import { specsById, type TableMetadata } from '../iceberg/table-metadata.js';
 
 export interface PartitionFilter {
@@ -50,17 +50,25 @@ export function parsePartitionFilter(text: string, metadata: TableMetadata): Par
  * scope, and position deletes are apportioned over every file of their partition.
  */
 export function scopeScan(metadata: TableMetadata, scan: ScanPlan, filter: PartitionFilter): ScanPlan {
-  const specs = specsById(metadata);
   const tasks = scan.tasks.filter((t) => filter.partitionMayMatch(t.dataFile));
   const applied = new Set<string>();
   for (const t of tasks) {
     const d = t.deletes;
     for (const r of [...(d.deletionVector ? [d.deletionVector] : []), ...d.positionDeletes, ...d.equalityDeletes]) applied.add(deleteFileKey(r.file));
   }
+  return { ...scopeDeletes(metadata, scan, applied, filter), tasks };
+}
+
+/**
+ * A scan's delete files in the filter's scope: those `applied` (by key) to a data file in scope,
+ * and those of a partitioned spec whose partition may match.
+ */
+export function scopeDeletes<S extends StreamedScan>(metadata: TableMetadata, scan: S, applied: ReadonlySet<string>, filter: PartitionFilter): S {
+  const specs = specsById(metadata);
   const partitioned = (f: DataFile): boolean => {
     const spec = specs.get(f.specId);
     return spec !== undefined && !isUnpartitioned(spec);
   };
   const deleteRefs = scan.deleteRefs.filter((r) => applied.has(deleteFileKey(r.file)) || (partitioned(r.file) && filter.partitionMayMatch(r.file)));
-  return { ...scan, tasks, deleteRefs, deleteFiles: deleteRefs.map((r) => r.file) };
+  return { ...scan, deleteRefs, deleteFiles: deleteRefs.map((r) => r.file) };
 }

@@ -6,57 +6,79 @@
  * delete issue), with the additions DESIGN.md asks for: a partition filter, a quiet window,
  * groups capped to what one worker run can rewrite, and minor compaction's sequence intervals.
  */
-import { danglingDeletes, danglingFigures } from './dangling-deletes.js';
+import { danglingFigures, unneededDeletes } from './dangling-deletes.js';
 import { createHash } from 'node:crypto';
 import type { FileIO } from '../io/file-io.js';
 import { deleteFileKey, deleteFileReadBytes } from '../iceberg/delete-file.js';
 import { FileContent, type DataFile } from '../iceberg/manifest.js';
 import { isUnpartitioned } from '../iceberg/partition.js';
 import { MetadataColumns } from '../iceberg/schema.js';
-import { planFiles, type ScanPlan } from '../iceberg/scan-planning.js';
+import { streamFiles, type FileScanTask, type ScanPlan, type StreamedScan } from '../iceberg/scan-planning.js';
 import { specsById, type TableMetadata } from '../iceberg/table-metadata.js';
 import { dataFileToJson } from '../iceberg/data-file-json.js';
-import { FILE_REASONS, fileFacts, partitionsOf, type FileFacts, type PartitionFacts } from './file-facts.js';
+import { FILE_REASONS, FactsAccumulator, type FileFacts, type PartitionFacts, type SnapshotFacts } from './file-facts.js';
 import type { DataFileJson, FileGroup, GroupEstimate, GroupInput, Plan, PlanRequest, TableSummary } from './messages.js';
-import { scopeScan } from './partition-filter.js';
+import { scopeDeletes } from './partition-filter.js';
 import { resolvePolicy, type ResolvedPolicy, type TablePolicy } from './policy.js';
 
 function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** Plans a compaction of the table's current snapshot; reads the manifest list and manifests only. */
+/**
+ * Plans a compaction of the table's current snapshot; reads the manifest list and manifests only,
+ * streaming them: a data file that cannot be a candidate is counted and dropped as it is read.
+ */
 export async function planCompaction(
   io: FileIO,
   metadata: TableMetadata,
   request: PlanRequest,
-  options: { readonly nowMs?: number } = {},
+  options: { readonly nowMs?: number; readonly concurrency?: number } = {},
 ): Promise<Plan> {
   const resolved = resolvePolicy(metadata, request.policy);
   const filter = resolved.filter;
-  // The planner needs no column metrics (as Java's planFiles) unless --where names a column.
-  const scan = await planFiles(io, metadata, undefined, {
+  const accumulator = new FactsAccumulator(metadata, resolved.policy, filter, { keep: 'candidates' });
+  // The planner needs no column metrics (as Java's planFiles) unless --where names a column. Under
+  // --where the plan covers the partitions it may match (scopeScan): the others are not counted.
+  const add = (t: FileScanTask): void => {
+    if (!filter || filter.partitionMayMatch(t.dataFile)) accumulator.add(t);
+  };
+  const scan = await streamFiles(io, metadata, add, undefined, {
     columnStats: filter?.columnIds.size ? filter.columnIds : false,
     ...(filter ? { mayMatchManifest: filter.mayMatchManifest } : {}),
+    ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
   });
-  return planFromScan(metadata, filter ? scopeScan(metadata, scan, filter) : scan, request, resolved, options.nowMs ?? Date.now());
+  const facts = accumulator.finish();
+  // The deletes applied to a file in scope are those the accumulator saw applied.
+  const scoped = filter ? scopeDeletes(metadata, scan, facts.neededDeletes, filter) : scan;
+  return planFromFacts(metadata, scoped, facts, request, resolved, options.nowMs ?? Date.now());
 }
 
 /**
  * The plan for an already-read scan of the current snapshot, under a policy resolved for the
- * table (its filter already parsed). Health passes the file facts it computed for itself.
+ * table (its filter already parsed).
  */
-export function planFromScan(
+export function planFromScan(metadata: TableMetadata, scan: ScanPlan, request: PlanRequest, resolved: TablePolicy, nowMs: number): Plan {
+  const accumulator = new FactsAccumulator(metadata, resolved.policy, resolved.filter, { keep: 'candidates' });
+  for (const t of scan.tasks) accumulator.add(t);
+  return planFromFacts(metadata, scan, accumulator.finish(), request, resolved, nowMs);
+}
+
+/**
+ * The plan from what an accumulator kept of the scan (FactsAccumulator, under the same policy and
+ * filter). Health passes the facts it keeps for itself.
+ */
+export function planFromFacts(
   metadata: TableMetadata,
-  scan: ScanPlan,
+  scan: StreamedScan,
+  snapshotFacts: SnapshotFacts,
   request: PlanRequest,
   resolved: TablePolicy,
   nowMs: number,
-  facts: readonly FileFacts[] = fileFacts(metadata, scan, resolved.policy),
 ): Plan {
   const policy = resolved.policy;
   const skipped: { path: string; reason: string }[] = [];
-  for (const f of facts) if (f.unrewritable) skipped.push({ path: f.task.dataFile.filePath, reason: f.unrewritable });
+  for (const f of snapshotFacts.facts) if (f.unrewritable) skipped.push({ path: f.task.dataFile.filePath, reason: f.unrewritable });
 
   const quietMs = policy.quietMinutes * 60_000;
   // Minor compaction keeps equality deletes in place, but they match by spec and partition: moving
@@ -66,9 +88,8 @@ export function planFromScan(
     policy.mode === 'minor' &&
     scan.deleteFiles.some((d) => d.content === FileContent.EqualityDeletes && !isUnpartitioned(specs.get(d.specId) ?? { specId: d.specId, fields: [] }));
 
-  const groups: FileGroup[] = [];
-  const jsonCache = new Map<string, DataFileJson>();
-  for (const partition of partitionsOf(metadata, facts, resolved.filter)) {
+  const drafts: DraftGroup[] = [];
+  for (const partition of snapshotFacts.partitions) {
     const last = partition.lastCommitMs;
     if (quietMs > 0 && last !== undefined && nowMs - last < quietMs) continue;
     let candidates = partition.files.filter((f) => f.reasons.length > 0 && f.unrewritable === undefined);
@@ -84,23 +105,19 @@ export function planFromScan(
     for (const run of policy.mode === 'minor' ? sequenceIntervals(candidates) : [candidates]) {
       for (const bin of binPack(run, policy.maxGroupBytes)) {
         if (!keepGroup(bin, policy)) continue;
-        groups.push(makeGroup(metadata, partition, bin, policy, jsonCache));
+        drafts.push(draftGroup(partition, bin, policy));
       }
     }
   }
 
-  // Most files removed per byte read first; the rest wait for the next run.
-  const value = (g: FileGroup): number => {
-    const deletes = new Set(g.inputs.flatMap((i) => i.deletes.map((d) => deleteFileKey(d.file)))).size;
-    // Delete files count as removed work too, or a lone file with a DV (one in, one out) would never run.
-    return (g.estimate.filesIn + deletes - g.estimate.filesOut) / Math.max(1, g.estimate.bytesToRead);
-  };
-  const values = new Map(groups.map((g) => [g.id, value(g)]));
-  groups.sort((a, b) => values.get(b.id)! - values.get(a.id)! || cmp(a.id, b.id));
-  const chosen = groups.slice(0, policy.maxGroups);
+  // Most files removed per byte read first; the rest wait for the next run. Only the chosen
+  // groups are written out as messages.
+  drafts.sort((a, b) => b.value - a.value || cmp(a.id, b.id));
+  const jsonCache = new Map<string, DataFileJson>();
+  const chosen = drafts.slice(0, policy.maxGroups).map((d) => makeGroup(metadata, d, policy, jsonCache));
 
   const snapshot = scan.snapshot;
-  const dangling = danglingFigures(danglingDeletes(metadata, scan));
+  const dangling = danglingFigures(unneededDeletes(scan.deleteRefs, snapshotFacts.neededDeletes));
   return {
     table: request.table,
     policy,
@@ -108,7 +125,7 @@ export function planFromScan(
     startingSequenceNumber: (snapshot?.sequenceNumber ?? 0n).toString(),
     formatVersion: metadata.formatVersion,
     groups: chosen,
-    summary: tableSummary(scan, facts, chosen),
+    summary: tableSummary(scan, snapshotFacts, chosen),
     skipped: skipped.sort((a, b) => cmp(a.path, b.path)),
     createdAtMs: nowMs,
     ...(dangling.files > 0 ? { danglingDeletes: dangling } : {}),
@@ -174,24 +191,42 @@ export function groupId(specId: number, key: string, paths: readonly string[]): 
   return h.digest('hex').slice(0, 24);
 }
 
-function makeGroup(
-  metadata: TableMetadata,
-  partition: PartitionFacts,
-  bin: readonly FileFacts[],
-  policy: ResolvedPolicy,
-  cache: Map<string, DataFileJson>,
-): FileGroup {
-  const json = (f: DataFile, key: string): DataFileJson => {
-    let j = cache.get(key);
-    if (!j) cache.set(key, (j = dataFileToJson(forRewrite(f), metadata)));
-    return j;
-  };
+/** A group before its message is written: what ordering the groups takes. */
+interface DraftGroup {
+  readonly partition: PartitionFacts;
+  /** In the order the rewrite reads them. */
+  readonly files: readonly FileFacts[];
+  readonly id: string;
+  readonly estimate: GroupEstimate;
+  readonly value: number;
+}
+
+function draftGroup(partition: PartitionFacts, bin: readonly FileFacts[], policy: ResolvedPolicy): DraftGroup {
   // Older data first, so the rewrite keeps rows roughly in commit order.
   const files = [...bin].sort(
     (a, b) =>
       (a.task.dataSequenceNumber < b.task.dataSequenceNumber ? -1 : a.task.dataSequenceNumber > b.task.dataSequenceNumber ? 1 : 0) ||
       cmp(a.task.dataFile.filePath, b.task.dataFile.filePath),
   );
+  const e = estimate(files, policy);
+  const deletes = new Set(files.flatMap((f) => f.deletes.map((d) => deleteFileKey(d.file)))).size;
+  return {
+    partition,
+    files,
+    id: groupId(partition.specId, partition.key, files.map((f) => f.task.dataFile.filePath)),
+    estimate: e,
+    // Delete files count as removed work too, or a lone file with a DV (one in, one out) would never run.
+    value: (e.filesIn + deletes - e.filesOut) / Math.max(1, e.bytesToRead),
+  };
+}
+
+function makeGroup(metadata: TableMetadata, draft: DraftGroup, policy: ResolvedPolicy, cache: Map<string, DataFileJson>): FileGroup {
+  const json = (f: DataFile, key: string): DataFileJson => {
+    let j = cache.get(key);
+    if (!j) cache.set(key, (j = dataFileToJson(forRewrite(f), metadata)));
+    return j;
+  };
+  const { partition, files } = draft;
   const inputs: GroupInput[] = files.map((f) => ({
     file: json(f.task.dataFile, f.task.dataFile.filePath),
     dataSequenceNumber: f.task.dataSequenceNumber.toString(),
@@ -201,12 +236,12 @@ function makeGroup(
   const maxSeq = files.reduce((m, f) => (f.task.dataSequenceNumber > m ? f.task.dataSequenceNumber : m), 0n);
   const specId = partition.specId;
   return {
-    id: groupId(specId, partition.key, files.map((f) => f.task.dataFile.filePath)),
+    id: draft.id,
     specId,
     partition: partition.partition,
     partitionPath: partition.partitionPath,
     inputs,
-    estimate: estimate(files, policy),
+    estimate: draft.estimate,
     reasons,
     ...(policy.mode === 'minor' ? { outputSequenceNumber: maxSeq.toString() } : {}),
   };
@@ -268,10 +303,10 @@ export function estimate(files: readonly FileFacts[], policy: ResolvedPolicy): G
  * files and delete files (a DV by its blob); the rewrite ratio is the data bytes the plan
  * rewrites over the data bytes of the snapshot.
  */
-export function tableSummary(scan: ScanPlan, facts: readonly FileFacts[], groups: readonly FileGroup[]): TableSummary {
+export function tableSummary(scan: StreamedScan, snapshotFacts: SnapshotFacts, groups: readonly FileGroup[]): TableSummary {
   const rewritten = new Set(groups.flatMap((g) => g.inputs.map((i) => i.file.filePath)));
   const targets = new Map<string, { file: DataFile; all: boolean }>();
-  for (const f of facts) {
+  for (const f of snapshotFacts.facts) {
     const done = rewritten.has(f.task.dataFile.filePath);
     for (const d of f.deletes) {
       const k = deleteFileKey(d.file);
@@ -280,8 +315,9 @@ export function tableSummary(scan: ScanPlan, facts: readonly FileFacts[], groups
       else targets.set(k, { file: d.file, all: done });
     }
   }
-  const obsolete = [...targets.values()].filter((t) => t.all);
-  const dataBytes = scan.tasks.reduce((s, t) => s + Number(t.dataFile.fileSizeInBytes), 0);
+  // A delete file that also applies to a file the accumulator did not keep stays.
+  const obsolete = [...targets].filter(([k, t]) => t.all && !snapshotFacts.deletesOfUnkeptFiles.has(k)).map(([, t]) => t);
+  const dataBytes = snapshotFacts.dataBytes;
   const deleteBytesBefore = scan.deleteFiles.reduce((s, d) => s + Number(deleteFileReadBytes(d)), 0);
   let inputBytes = 0;
   let written = 0;
@@ -295,8 +331,8 @@ export function tableSummary(scan: ScanPlan, facts: readonly FileFacts[], groups
   }
   const bytesBefore = dataBytes + deleteBytesBefore;
   return {
-    dataFilesBefore: scan.tasks.length,
-    dataFilesAfter: scan.tasks.length - filesIn + filesOut,
+    dataFilesBefore: snapshotFacts.dataFiles,
+    dataFilesAfter: snapshotFacts.dataFiles - filesIn + filesOut,
     deleteFilesBefore: scan.deleteFiles.length,
     deleteFilesAfter: scan.deleteFiles.length - obsolete.length,
     bytesBefore,

@@ -47,13 +47,35 @@ export interface PlanFilesOptions {
   readonly mayMatchManifest?: (manifest: ManifestFile) => boolean;
 }
 
+/** A scan whose data files went to a callback instead of into `tasks`. */
+export type StreamedScan = Omit<ScanPlan, 'tasks'>;
+
 /** Reads a snapshot's manifests (metadata only) and pairs each live data file with its deletes. */
 export async function planFiles(io: FileIO, metadata: TableMetadata, snapshotId?: bigint, options: PlanFilesOptions = {}): Promise<ScanPlan> {
+  const tasks: FileScanTask[] = [];
+  const scan = await streamFiles(io, metadata, (t) => tasks.push(t), snapshotId, options);
+  return { ...scan, tasks };
+}
+
+/**
+ * planFiles without holding the tasks: each live data file goes to `onTask` as its manifest is
+ * read (in no set order; manifests are read `concurrency` at a time), so a caller that keeps
+ * only what it needs plans a table of any size in memory that grows with what it keeps. Delete
+ * manifests are read first: every data file arrives with all its deletes.
+ */
+export async function streamFiles(
+  io: FileIO,
+  metadata: TableMetadata,
+  onTask: (task: FileScanTask) => void,
+  snapshotId?: bigint,
+  options: PlanFilesOptions = {},
+): Promise<StreamedScan> {
   const snapshot = resolveSnapshot(metadata, snapshotId);
-  if (!snapshot?.manifestList) return { snapshot, tasks: [], deleteFiles: [], deleteRefs: [], manifests: [] };
+  if (!snapshot?.manifestList) return { snapshot, deleteFiles: [], deleteRefs: [], manifests: [] };
   const specs = specsById(metadata);
   const schema = currentSchema(metadata);
   const manifests = await readManifestList(io, snapshot.manifestList, metadata.formatVersion);
+  // The one place the manifest list is narrowed before any manifest is opened.
   const read = (content: number): ManifestFile[] =>
     manifests.filter((m) => m.content === content && (options.mayMatchManifest === undefined || options.mayMatchManifest(m)));
   const index = new DeleteFileIndex(specs);
@@ -68,14 +90,13 @@ export async function planFiles(io: FileIO, metadata: TableMetadata, snapshotId?
       deleteRefs.push({ file: e.dataFile, dataSequenceNumber: e.sequenceNumber ?? 0n });
     }
   });
-  const tasks: FileScanTask[] = [];
   const stats = { dataFileStats: options.columnStats !== false };
   const only = typeof options.columnStats === 'object' ? options.columnStats : undefined;
   await forEachLimit(read(0), limit, async (m) => {
     for await (const e of readManifest(io, m, specs, schema, stats)) {
       if (e.status === 2 || e.dataFile.content !== FileContent.Data) continue;
       const seq = e.sequenceNumber ?? 0n;
-      tasks.push({
+      onTask({
         dataFile: only ? keepStats(e.dataFile, only) : e.dataFile,
         spec: specs.get(e.dataFile.specId)!,
         dataSequenceNumber: seq,
@@ -84,7 +105,7 @@ export async function planFiles(io: FileIO, metadata: TableMetadata, snapshotId?
       });
     }
   });
-  return { snapshot, tasks, deleteFiles, deleteRefs, manifests };
+  return { snapshot, deleteFiles, deleteRefs, manifests };
 }
 
 /** The data file with the column metrics of `ids` only (column sizes dropped). */

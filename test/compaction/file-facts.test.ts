@@ -5,7 +5,8 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Table } from '../../lib/catalog/table.js';
-import { fileFacts, partitionsOf } from '../../lib/compaction/file-facts.js';
+import { FactsAccumulator, fileFacts, partitionsOf } from '../../lib/compaction/file-facts.js';
+import { deleteFileKey } from '../../lib/iceberg/delete-file.js';
 import { resolvePolicy } from '../../lib/compaction/policy.js';
 import { LocalFileIO } from '../../lib/io/local.js';
 import { planFiles } from '../../lib/iceberg/scan-planning.js';
@@ -103,5 +104,33 @@ describe('partition facts', () => {
 
     const { filter } = resolvePolicy(t.metadata, { where: "category = 'b'" });
     expect(partitionsOf(t.metadata, facts, filter).map((p) => p.partitionPath)).toEqual(['category=b']);
+  });
+
+  it('an accumulator of candidates keeps only files that may be rewritten, and counts the rest', async () => {
+    let t = await newTable();
+    t = await appendRows(t, rows('a', 10));
+    t = await appendRows(t, rows('a', 20));
+    t = await appendRows(t, rows('b', 5));
+    t = await appendRows(t, rows('c', 7));
+    const doomed = (await planFiles(t.io, t.metadata)).tasks.find((x) => x.dataFile.recordCount === 5n)!;
+    t = (await deleteRows(t, (r) => r.category === 'b' && (r.id as bigint) % 2n === 0n)).table;
+    const scan = await planFiles(t.io, t.metadata);
+    const sizes = scan.tasks.map((x) => Number(x.dataFile.fileSizeInBytes));
+    // Every file is within [min, max]: only the one with a delete is a candidate.
+    const { policy, filter } = resolvePolicy(t.metadata, { minFileSizeBytes: 0, targetFileSizeBytes: 1, maxFileSizeBytes: Math.max(...sizes), where: "category != 'c'" });
+    const accumulator = new FactsAccumulator(t.metadata, policy, filter, { keep: 'candidates' });
+    for (const x of scan.tasks) accumulator.add(x);
+    const kept = accumulator.finish();
+    expect(kept.facts.map((f) => f.task.dataFile.filePath)).toEqual([doomed.dataFile.filePath]);
+    expect(kept.partitions.map((p) => [p.partitionPath, p.files.length])).toEqual([['category=b', 1]]);
+    expect([kept.dataFiles, kept.dataBytes]).toEqual([4, sizes.reduce((a, b) => a + b, 0)]);
+    expect([...kept.neededDeletes]).toEqual(scan.deleteFiles.map((d) => deleteFileKey(d)));
+    // keep 'all' keeps what fileFacts gives, with the same facts for the candidate.
+    const all = new FactsAccumulator(t.metadata, policy, filter, { keep: 'all' });
+    for (const x of scan.tasks) all.add(x);
+    const everything = all.finish();
+    expect(everything.facts).toEqual(fileFacts(t.metadata, scan, policy));
+    expect(everything.partitions.map((p) => p.partitionPath).sort()).toEqual(['category=a', 'category=b']);
+    expect(everything.facts.find((f) => f.task === doomed || f.task.dataFile.filePath === doomed.dataFile.filePath)).toEqual(kept.facts[0]);
   });
 });
