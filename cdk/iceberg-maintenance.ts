@@ -41,6 +41,7 @@ import * as cxapi from 'aws-cdk-lib/cx-api';
 import { Construct } from 'constructs';
 import type { CompactionPolicy } from '../lib/compaction/messages.js';
 import { CommitConflictError, IoError } from '../lib/errors.js';
+import { CATALOGS_ENV, RestProperty, type CatalogProperties } from '../lib/catalog/rest/rest-properties.js';
 import { formatTableName, parseTableName, type TableName } from '../lib/catalog/table-name.js';
 import { MAINTAINED_TABLES_ENV, type MaintainedTable, type TableRetention } from '../lib/pipeline/maintained-table.js';
 import { INLINE_BUDGET_BYTES, INLINE_BUDGET_ENV, PLANS_FOLDER, WORK_LOCATION_ENV } from '../lib/pipeline/plan-payload.js';
@@ -93,7 +94,11 @@ export interface MaintainedTableProps {
    *   expires snapshots and removes unreferenced files itself, and accepts no deletes or listings
    *   from us: such a table is compacted only (no `retention`);
    * - `rest+https://<endpoint>/<namespace>/<table>`, a table of an Iceberg REST catalog, passed to
-   *   the functions as it is (S3 access to `storageLocation` when given).
+   *   the functions as it is (S3 access to `storageLocation` when given), with its
+   *   `catalogProperties`. Signed with the functions' role (`rest.signing-name`), the catalog calls
+   *   are granted as for the catalog behind it: `glue` (Glue's Iceberg REST endpoint) as for
+   *   `glue://`, `s3tables` (S3 Tables' endpoint; its `warehouse` is the table bucket ARN) as for
+   *   `s3tables://`.
    * For notifications, the bucket of a location (or `storageLocation`) must send events to
    * EventBridge (`eventBridgeEnabled`); S3 Tables has none: its tables are checked on schedule.
    */
@@ -106,6 +111,14 @@ export interface MaintainedTableProps {
    * @default none: required for `glue://`, refused for locations and `s3tables://` names
    */
   readonly storageLocation?: string;
+  /**
+   * The REST catalog's client properties for a `rest+https://` table, by the names Java's
+   * RESTCatalog uses (`warehouse`, `rest.signing-name`, `rest.signing-region`, `header.*`, …).
+   * They reach the functions in their environment, so secrets (`token`, `credential`) are refused:
+   * sign with the functions' role instead.
+   * @default none: the catalog's `/v1/config` alone
+   */
+  readonly catalogProperties?: Readonly<Record<string, string>>;
   /**
    * Compaction thresholds and targets: `targetFileSizeBytes`, `minFileSizeBytes`,
    * `maxFileSizeBytes`, `minInputFiles`, `deleteFileThreshold`, `deleteRatioThreshold`,
@@ -284,7 +297,12 @@ export interface TableScope {
   readonly name: TableName;
   /** Where its files are; undefined for S3 Tables (reached through `s3tables:` actions) and a REST table without `storageLocation`. */
   readonly files?: TableLocationScope;
+  /** A REST table's client properties. */
+  readonly catalogProperties?: CatalogProperties;
 }
+
+/** Properties that would put a secret in the functions' environment. */
+const SECRET_PROPERTIES: readonly string[] = [RestProperty.Token, RestProperty.Credential];
 
 /** A table's props checked and resolved, or what is wrong with them. */
 export function tableScopeOf(table: MaintainedTableProps): TableScope | string {
@@ -296,6 +314,12 @@ export function tableScopeOf(table: MaintainedTableProps): TableScope | string {
   } catch (e) {
     // The message names the location.
     return (e as Error).message;
+  }
+  const { catalogProperties } = table;
+  if (catalogProperties !== undefined && name.kind !== 'rest') return `table "${location}": catalogProperties are for rest+https:// tables`;
+  const secret = Object.keys(catalogProperties ?? {}).find((k) => SECRET_PROPERTIES.includes(k));
+  if (secret !== undefined) {
+    return `table "${location}": catalogProperties.${secret} would be stored in the functions' environment: sign with their role instead (rest.signing-name)`;
   }
   const storage = (): TableLocationScope | string | undefined => {
     if (storageLocation === undefined) return undefined;
@@ -323,9 +347,51 @@ export function tableScopeOf(table: MaintainedTableProps): TableScope | string {
       return { key: formatTableName(name), name };
     case 'rest': {
       const files = storage();
-      return typeof files === 'string' ? files : { key: formatTableName(name), name, ...(files !== undefined ? { files } : {}) };
+      if (typeof files === 'string') return files;
+      const signed = restSigned(name, catalogProperties ?? {});
+      if (typeof signed === 'string') return `table "${location}": ${signed}`;
+      if (signed?.kind === 's3tables' && table.retention !== undefined) {
+        return `table "${location}": S3 Tables expires snapshots and removes unreferenced files itself, and refuses our deletes: no retention for it`;
+      }
+      return {
+        key: formatTableName(name),
+        name,
+        ...(files !== undefined ? { files } : {}),
+        ...(catalogProperties !== undefined ? { catalogProperties } : {}),
+      };
     }
   }
+}
+
+/** The catalog that authorizes a table's calls: Glue or S3 Tables behind a REST table signed for them, else its own. */
+function catalogBehind(table: TableScope): TableName {
+  const signed = table.name.kind === 'rest' ? restSigned(table.name, table.catalogProperties ?? {}) : undefined;
+  return typeof signed === 'object' ? signed : table.name;
+}
+
+/** `$PACKICE_REST_CATALOGS` for the functions: each REST catalog's properties by its URI. */
+function restCatalogProperties(tables: readonly TableScope[]): string | undefined {
+  const byUri: Record<string, Record<string, string>> = {};
+  for (const { name, catalogProperties } of tables) {
+    if (name.kind !== 'rest' || catalogProperties === undefined) continue;
+    byUri[name.uri] = { ...byUri[name.uri], ...catalogProperties };
+  }
+  return Object.keys(byUri).length === 0 ? undefined : JSON.stringify(byUri);
+}
+
+/** The catalog a REST table's SigV4 signing name says is behind it, as a glue:// or s3tables:// name; or what is wrong. */
+function restSigned(name: Extract<TableName, { kind: 'rest' }>, properties: CatalogProperties): TableName | undefined | string {
+  const service = properties[RestProperty.SigningName];
+  if (service === undefined) return undefined;
+  if (service !== 'glue' && service !== 's3tables') return `rest.signing-name ${service}: the construct grants the calls of glue or s3tables only`;
+  if (name.namespace.length !== 1) return `a ${service} REST catalog has one-level namespaces, not ${name.namespace.join('.')}`;
+  const [namespace] = name.namespace;
+  if (service === 'glue') return { kind: 'glue', database: namespace, table: name.table };
+  const bucket = properties[RestProperty.Warehouse];
+  if (bucket === undefined || !/^arn:[^:]+:s3tables:[^:]*:[^:]*:bucket\/[^/]+$/.test(bucket)) {
+    return `an s3tables REST catalog's warehouse is its table bucket ARN (arn:aws:s3tables:<region>:<account>:bucket/<name>), got ${bucket ?? 'none'}`;
+  }
+  return { kind: 's3tables', tableBucketArn: bucket, namespace, table: name.table };
 }
 
 const positiveInteger = (value: number | undefined): boolean => value === undefined || Token.isUnresolved(value) || (Number.isInteger(value) && value >= 1);
@@ -508,6 +574,12 @@ export class IcebergMaintenance extends Construct {
     this.expireFunction = fn('ExpireFunction', 'expire');
     this.orphansFunction = fn('OrphansFunction', 'orphans');
     this.grantAccess(props.encryptionKeys ?? []);
+    const catalogs = restCatalogProperties(this.tables);
+    if (catalogs !== undefined) {
+      for (const f of [this.planFunction, this.rewriteFunction, this.commitFunction, this.triggerFunction, this.expireFunction, this.orphansFunction]) {
+        f.addEnvironment(CATALOGS_ENV, catalogs);
+      }
+    }
 
     const logGroup = (name: string): logs.LogGroup =>
       new logs.LogGroup(this, name, { retention: props.logRetention ?? logs.RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.DESTROY });
@@ -541,7 +613,7 @@ export class IcebergMaintenance extends Construct {
     // S3 Tables expires and removes files itself (see MaintainedTableProps.location).
     const retentionInput: { tables: RetentionRequest[] } = {
       tables: tables
-        .filter((_, i) => this.tables[i].name.kind !== 's3tables')
+        .filter((_, i) => catalogBehind(this.tables[i]).kind !== 's3tables')
         .map((t) => ({ table: { location: t.location }, ...(t.retention !== undefined ? { retention: t.retention } : {}) })),
     };
     this.retentionSchedule = new scheduler.Schedule(this, 'RetentionSchedule', {
@@ -681,7 +753,16 @@ export class IcebergMaintenance extends Construct {
   private grantCatalogAccess(): void {
     const reads: lambda.Function[] = [this.planFunction, this.triggerFunction, this.rewriteFunction, this.orphansFunction];
     const commits: lambda.Function[] = [this.commitFunction, this.expireFunction];
-    for (const { name } of this.tables) {
+    for (const table of this.tables) {
+      const name = catalogBehind(table);
+      // Glue's and S3 Tables' REST endpoints also authorize GET /v1/config on the catalog.
+      if (name !== table.name && name.kind === 'glue') {
+        const f = [...reads, ...commits];
+        for (const fn of f) fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['glue:GetCatalog'], resources: [`arn:${Aws.PARTITION}:glue:${Aws.REGION}:${Aws.ACCOUNT_ID}:catalog`] }));
+      }
+      if (name !== table.name && name.kind === 's3tables') {
+        for (const fn of [...reads, ...commits]) fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3tables:GetTableBucket'], resources: [name.tableBucketArn] }));
+      }
       if (name.kind === 'glue') {
         const glue = (resource: string): string => `arn:${Aws.PARTITION}:glue:${Aws.REGION}:${Aws.ACCOUNT_ID}:${resource}`;
         const resources = [glue('catalog'), glue(`database/${name.database}`), glue(`table/${name.database}/${name.table}`)];

@@ -41,6 +41,21 @@ describe('REST catalog properties', () => {
     });
   });
 
+  it('takes $PACKICE_REST_CATALOGS (how the CDK construct passes properties) by URI, over the config file and under the single variables', () => {
+    // Act
+    const p = restCatalogProperties(
+      URI,
+      {},
+      { PACKICE_REST_CATALOGS: JSON.stringify({ [URI]: { warehouse: '444444444444', scope: 'catalogs' }, 'https://other': { warehouse: 'y' } }), PACKICE_REST_SCOPE: 'env' },
+      home,
+    );
+    const broken = (): unknown => restCatalogProperties(URI, {}, { PACKICE_REST_CATALOGS: '[1]' }, home);
+
+    // Assess
+    expect(p).toEqual({ warehouse: '444444444444', 'rest.signing-name': 'glue', scope: 'env' });
+    expect(broken).toThrow(/PACKICE_REST_CATALOGS: catalog properties by catalog URI must be a JSON object/);
+  });
+
   it('reads $PACKICE_CATALOG_CONFIG instead of ~/.packice/catalogs.json, and names a missing or broken file', async () => {
     // Prepare
     const other = join(home, 'other.json');

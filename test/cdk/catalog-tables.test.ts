@@ -145,6 +145,60 @@ describe('IcebergMaintenance with catalog tables', () => {
     expect(grants(only.resources, 'commit', 's3tables')).toHaveLength(1);
   });
 
+  it('grants a REST table signed for glue or s3tables the calls of the catalog behind it, and hands the functions its properties by URI', () => {
+    const glueRest = 'rest+https://glue.eu-west-1.amazonaws.com/iceberg/sales/orders';
+    const s3tablesRest = 'rest+https://s3tables.eu-west-1.amazonaws.com/iceberg/sales/clicks';
+    const signed = synth([
+      { location: glueRest, storageLocation: 's3://lake-g/warehouse/sales.db/orders', catalogProperties: { 'rest.signing-name': 'glue', 'rest.signing-region': 'eu-west-1' } },
+      { location: s3tablesRest, catalogProperties: { 'rest.signing-name': 's3tables', 'rest.signing-region': 'eu-west-1', warehouse: BUCKET_ARN } },
+    ]);
+    const table = `${BUCKET_ARN}/table/*`;
+    for (const step of STEPS) {
+      const commits = step === 'commit' || step === 'expire';
+      const catalog = 'arn:aws:glue:<AWS::Region>:<AWS::AccountId>:catalog';
+      expect(grants(signed.resources, step, 'glue'), step).toEqual([`glue:GetCatalog → ${catalog}`, `${commits ? 'glue:GetTable,glue:UpdateTable' : 'glue:GetTable'} → ${GLUE_RESOURCES}`]);
+      const s3tables = grants(signed.resources, step, 's3tables');
+      expect(s3tables, step).toContain(`s3tables:GetTableBucket → ${BUCKET_ARN}`);
+      if (step === 'commit') {
+        expect(s3tables).toContain(
+          `s3tables:GetTableData,s3tables:GetTableMetadataLocation,s3tables:PutTableData,s3tables:UpdateTableMetadataLocation → ${table}${S3TABLES_CONDITION}`,
+        );
+      }
+    }
+    const fn = Object.values(signed.resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Description === 'packice maintenance: commit')!;
+    const env = (fn.Properties.Environment as { Variables: Record<string, string> }).Variables;
+    expect(JSON.parse(env.PACKICE_REST_CATALOGS)).toEqual({
+      'https://glue.eu-west-1.amazonaws.com/iceberg': { 'rest.signing-name': 'glue', 'rest.signing-region': 'eu-west-1' },
+      'https://s3tables.eu-west-1.amazonaws.com/iceberg': { 'rest.signing-name': 's3tables', 'rest.signing-region': 'eu-west-1', warehouse: BUCKET_ARN },
+    });
+    // S3 Tables behind the REST endpoint removes files itself: no retention run for it.
+    const schedules = Object.values(signed.resources).filter((r) => r.Type === 'AWS::Scheduler::Schedule');
+    const inputs = schedules.map((x) => JSON.parse((x.Properties.Target as { Input: string }).Input) as { tables: unknown });
+    expect(inputs).toContainEqual({ tables: [{ table: { location: glueRest } }] });
+  });
+
+  it('refuses secrets, unknown signing services and a bad S3 Tables warehouse in catalogProperties', () => {
+    const stack = new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'BadRest');
+    const build = (): IcebergMaintenance =>
+      new IcebergMaintenance(stack, 'Maintenance', {
+        tables: [
+          { location: 'rest+https://cat.example.com/a/t1', catalogProperties: { token: 'secret' } },
+          { location: 'rest+https://cat.example.com/a/t2', catalogProperties: { 'rest.signing-name': 'execute-api' } },
+          { location: 'rest+https://cat.example.com/a/t3', catalogProperties: { 'rest.signing-name': 's3tables', warehouse: 'lake' } },
+          { location: 's3://lake/t', catalogProperties: { warehouse: 'w' } },
+        ],
+      });
+    expect(build).toThrow(
+      [
+        'IcebergMaintenance BadRest/Maintenance: invalid props:',
+        "  - table \"rest+https://cat.example.com/a/t1\": catalogProperties.token would be stored in the functions' environment: sign with their role instead (rest.signing-name)",
+        '  - table "rest+https://cat.example.com/a/t2": rest.signing-name execute-api: the construct grants the calls of glue or s3tables only',
+        '  - table "rest+https://cat.example.com/a/t3": an s3tables REST catalog\'s warehouse is its table bucket ARN (arn:aws:s3tables:<region>:<account>:bucket/<name>), got lake',
+        '  - table "s3://lake/t": catalogProperties are for rest+https:// tables',
+      ].join('\n'),
+    );
+  });
+
   it('says what a catalog table lacks or must not have, with the other problems', () => {
     const stack = new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Bad');
     const build = (): IcebergMaintenance =>

@@ -3,11 +3,13 @@
  * packice finds them. Later sources win:
  * 1. the config file: `$PACKICE_CATALOG_CONFIG`, else `~/.packice/catalogs.json`, a JSON object of
  *    properties by catalog URI (`{"https://host/iceberg": {"warehouse": "…"}}`);
- * 2. the environment: `PACKICE_REST_TOKEN`, `PACKICE_REST_CREDENTIAL`, `PACKICE_REST_WAREHOUSE`,
+ * 2. `$PACKICE_REST_CATALOGS`, a JSON object of the same shape (how the CDK construct hands its
+ *    tables' `catalogProperties` to the functions);
+ * 3. the environment: `PACKICE_REST_TOKEN`, `PACKICE_REST_CREDENTIAL`, `PACKICE_REST_WAREHOUSE`,
  *    `PACKICE_REST_SCOPE`, `PACKICE_REST_OAUTH2_SERVER_URI`, `PACKICE_REST_SIGNING_NAME`,
  *    `PACKICE_REST_SIGNING_REGION`, and `PACKICE_REST_PROPERTIES`, a JSON
  *    object of any others (the command line's `--catalog-property` flags land there);
- * 3. properties passed in code.
+ * 4. properties passed in code.
  * The server's `/v1/config` then puts its `defaults` under them and its `overrides` over them.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -39,6 +41,7 @@ export const RestProperty = {
 
 export const CONFIG_FILE_ENV = 'PACKICE_CATALOG_CONFIG';
 export const PROPERTIES_ENV = 'PACKICE_REST_PROPERTIES';
+export const CATALOGS_ENV = 'PACKICE_REST_CATALOGS';
 
 const ENV_PROPERTIES: Readonly<Record<string, string>> = {
   PACKICE_REST_TOKEN: RestProperty.Token,
@@ -64,7 +67,9 @@ export function restCatalogProperties(
   }
   const json = env[PROPERTIES_ENV];
   const fromJson = json !== undefined && json !== '' ? propertiesOf(parseJsonText(json, `$${PROPERTIES_ENV}`), `$${PROPERTIES_ENV}`) : {};
-  return { ...configFileProperties(uri, env, home), ...fromEnv, ...fromJson, ...given };
+  const catalogs = env[CATALOGS_ENV];
+  const fromCatalogs = catalogs !== undefined && catalogs !== '' ? propertiesByUri(parseJsonText(catalogs, `$${CATALOGS_ENV}`), uri, `$${CATALOGS_ENV}`) : {};
+  return { ...configFileProperties(uri, env, home), ...fromCatalogs, ...fromEnv, ...fromJson, ...given };
 }
 
 function configFileProperties(uri: string, env: NodeJS.ProcessEnv, home: string): CatalogProperties {
@@ -74,13 +79,17 @@ function configFileProperties(uri: string, env: NodeJS.ProcessEnv, home: string)
     if (named !== undefined && named !== '') throw new InvalidArgumentError('the catalog config file does not exist', { path: file });
     return {};
   }
-  const all = parseJsonText(readFileSync(file, 'utf8'), file);
+  return propertiesByUri(parseJsonText(readFileSync(file, 'utf8'), file), uri, file);
+}
+
+/** The entry for `uri` of a JSON object of properties by catalog URI. */
+function propertiesByUri(all: unknown, uri: string, where: string): CatalogProperties {
   if (typeof all !== 'object' || all === null || Array.isArray(all)) {
-    throw new InvalidArgumentError('a catalog config file holds a JSON object of properties by catalog URI', { path: file });
+    throw new InvalidArgumentError('catalog properties by catalog URI must be a JSON object', { path: where });
   }
   const entries = all as Record<string, unknown>;
   const key = Object.keys(entries).find((k) => trimSlash(k) === trimSlash(uri));
-  return key === undefined ? {} : propertiesOf(entries[key], `${file}: "${key}"`);
+  return key === undefined ? {} : propertiesOf(entries[key], `${where}: "${key}"`);
 }
 
 function parseJsonText(text: string, where: string): unknown {
