@@ -516,8 +516,8 @@ function calibration(sections: readonly Section[]): string[] {
       `${mb(fit)} MB = ${int(fit / MiB)} MiB.`,
     '',
     `These inputs hold ${s1(slowest.bytesPerRow)} bytes of Parquet a row (six narrow, well-compressed columns), and the ` +
-      'rewrite\'s cost goes by rows and values more than by bytes (every row becomes a JS object between the reader and ' +
-      'the writer, and is hashed twice for the proof), so wider or less compressible rows rewrite more MB per second and ' +
+      'rewrite\'s cost goes by rows and values more than by bytes (each value is decoded, hashed for the proof, measured ' +
+      'for metrics and encoded again, and the output is re-read for the proof), so wider or less compressible rows rewrite more MB per second and ' +
       'narrower ones fewer. A byte cap calibrated here is on the safe side for typical tables; a row cap beside it ' +
       `(the plan knows each group's rows) would hold for all: ${int((slowest.mbPerCpuS * 1e6) / slowest.bytesPerRow)} rows per ` +
       `CPU-second here, so ${int(((slowest.mbPerCpuS * 1e6) / slowest.bytesPerRow) * budget)} rows in ${int(budget)} s.`,
