@@ -70,7 +70,10 @@ describe('the command line on a REST catalog table', () => {
     const orphans = JSON.parse(await run('orphans', '--dry-run', '--json', '--report', join(root, 'orphans.json'), name)) as { dryRun?: boolean };
     await run('delete', '--json', '--where', 'id = 1', name);
     const planFile = join(root, 'plan.json');
-    await writeFile(planFile, await run('step', 'plan', name));
+    await writeFile(planFile, await run('step', 'plan', '--min-input-files', '1', '--delete-file-threshold', '1', name));
+    const resultsFile = join(root, 'results.jsonl');
+    await writeFile(resultsFile, await run('step', 'rewrite', planFile));
+    const stepCommit = JSON.parse(await run('step', 'commit', planFile, resultsFile)) as { committedGroups?: unknown[]; abortedGroups?: unknown[] };
 
     // Assess
     expect(info.formatVersion).toBe(2);
@@ -82,7 +85,10 @@ describe('the command line on a REST catalog table', () => {
     process.env.PACKICE_REST_TOKEN = 'abc';
     process.env.PACKICE_REST_PROPERTIES = '{"warehouse":"wh1"}';
     const after = await loadTable(name);
-    expect(after.metadata.snapshots.map((s) => s.summary.operation).slice(-2)).toEqual(['replace', 'delete']);
+    expect(stepCommit.committedGroups?.length).toBeGreaterThan(0);
+    expect(stepCommit.abortedGroups).toEqual([]);
+    // compact, delete, then the step commit (the delete's file folded into a rewrite).
+    expect(after.metadata.snapshots.map((s) => s.summary.operation).slice(-3)).toEqual(['replace', 'delete', 'replace']);
     expect(await ids(name)).toEqual(SMALL_IDS.filter((i) => i !== 1));
     expect(server.requests.every((q) => q.status === 200)).toBe(true);
     expect(server.of('config').every((q) => q.query.get('warehouse') === 'wh1')).toBe(true);
