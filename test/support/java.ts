@@ -19,7 +19,7 @@ const CDS_ARCHIVE = join(OUT, 'harness.jsa');
 /** Must match the flags setup-java.sh recorded the class-data-sharing archive with. */
 const JVM_FLAGS = ['-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Xlog:disable', '-Xlog:all=error:stderr'];
 
-/** The first build resolves ~75 MB from Maven Central and runs a self-test. */
+/** A first setup resolves tens of MB from Maven Central and runs a self-test. */
 const SETUP_TIMEOUT_MS = 20 * 60_000;
 const RUN_TIMEOUT_MS = 180_000;
 
@@ -47,23 +47,26 @@ export interface JavaTableInfo {
   readonly deletionVectors: number;
 }
 
-let setup: Promise<void> | undefined;
-
 /** Builds the harness once per process (scripts/setup-java.sh is idempotent and locked). */
-export function ensureJavaHarness(): Promise<void> {
-  setup ??= (async () => {
-    try {
-      await run('bash', [join(REPO_ROOT, 'scripts', 'setup-java.sh')], {
-        cwd: REPO_ROOT,
-        timeout: SETUP_TIMEOUT_MS,
-        maxBuffer: 64 * 1024 * 1024,
-      });
-    } catch (e) {
-      setup = undefined;
-      throw new Error(`scripts/setup-java.sh failed:\n${failure(e)}`, { cause: e });
-    }
-  })();
-  return setup;
+export const ensureJavaHarness = setupScriptOnce('setup-java.sh');
+
+/**
+ * Runs `scripts/<script>` at most once per process, as the first caller asks; a failure is
+ * thrown with the script's output and the next caller tries again.
+ */
+export function setupScriptOnce(script: string): () => Promise<void> {
+  let setup: Promise<void> | undefined;
+  return () => {
+    setup ??= (async () => {
+      try {
+        await run('bash', [join(REPO_ROOT, 'scripts', script)], { cwd: REPO_ROOT, timeout: SETUP_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 });
+      } catch (e) {
+        setup = undefined;
+        throw new Error(`scripts/${script} failed:\n${failure(e)}`, { cause: e });
+      }
+    })();
+    return setup;
+  };
 }
 
 /**

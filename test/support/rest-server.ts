@@ -3,16 +3,12 @@
  * test fixtures, resolved by scripts/setup-rest-server.sh) on a free loopback port: a JdbcCatalog on
  * SQLite in a temp folder, its warehouse on the local disk or on the run's moto S3. One per test file.
  */
-import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { failure } from './java.js';
+import { setupScriptOnce } from './java.js';
 import { answersGet, startLoopbackServer } from './loopback-server.js';
 import { REPO_ROOT, TEST_AWS_ENV } from './moto.js';
-
-const run = promisify(execFile);
 
 const OUT = join(REPO_ROOT, '.cache', 'rest-server');
 const CLASSPATH_FILE = join(OUT, 'classpath.txt');
@@ -21,8 +17,6 @@ const CDS_ARCHIVE = join(OUT, 'server.jsa');
 /** Must match the flags setup-rest-server.sh recorded the class-data-sharing archive with. */
 const JVM_FLAGS = ['-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Xlog:disable', '-Xlog:all=error:stderr'];
 
-/** The first build resolves ~40 MB from Maven Central and runs a smoke test. */
-const SETUP_TIMEOUT_MS = 20 * 60_000;
 const START_TIMEOUT_MS = 120_000;
 
 export interface RestCatalogServer {
@@ -41,24 +35,8 @@ export type RestWarehouse =
   /** S3FileIO against the run's moto server; the bucket must exist. */
   | { readonly kind: 's3'; readonly endpoint: string; readonly bucket: string; readonly prefix?: string };
 
-let setup: Promise<void> | undefined;
-
 /** Resolves the server once per process (scripts/setup-rest-server.sh is idempotent and locked). */
-export function ensureRestServer(): Promise<void> {
-  setup ??= (async () => {
-    try {
-      await run('bash', [join(REPO_ROOT, 'scripts', 'setup-rest-server.sh')], {
-        cwd: REPO_ROOT,
-        timeout: SETUP_TIMEOUT_MS,
-        maxBuffer: 64 * 1024 * 1024,
-      });
-    } catch (e) {
-      setup = undefined;
-      throw new Error(`scripts/setup-rest-server.sh failed:\n${failure(e)}`, { cause: e });
-    }
-  })();
-  return setup;
-}
+export const ensureRestServer = setupScriptOnce('setup-rest-server.sh');
 
 /** S3FileIO settings for moto: path-style, fixed keys, the URL-connection HTTP client on the classpath. */
 export function s3FileIoProperties(endpoint: string): Record<string, string> {
