@@ -12,6 +12,7 @@ import * as arrow from 'apache-arrow';
 import * as pw from 'parquet-wasm';
 import { IllegalStateError, InvalidArgumentError, InvalidFileError } from '../errors.js';
 import type { FileIO, InputFile } from '../io/file-io.js';
+import { canImport, importBatch, type WasmMemory } from './arrow-c-data.js';
 import { readFooter, rowGroupStart, type ParquetFooter } from './footer.js';
 import { planRowGroup, schemaOnlyFile } from './row-group-file.js';
 import { fieldIdsOf, type ArrowFieldIds } from './schema.js';
@@ -163,15 +164,37 @@ async function* decodeRowGroup(
     throw wasmError(file.path, err, `cannot read row group ${index}`);
   }
   try {
+    const schema = columns ? projectedSchema(file.arrowSchema, columns) : file.arrowSchema;
+    const ffi = table.toFFI();
+    try {
+      if (canImport(WASM_MEMORY, ffi.schemaAddr(), schema)) {
+        // Copied one at a time: only one batch is out of wasm memory at once.
+        for (const ptr of ffi.arrayAddrs()) {
+          const batch = importBatch(WASM_MEMORY, ptr, schema);
+          if (batch.numRows > 0) yield batch;
+        }
+        return;
+      }
+    } finally {
+      ffi.free();
+    }
+    // Types the C data import does not cover (dictionaries, views, large offsets...): Arrow IPC.
     for (let i = 0; i < table.numBatches; i++) {
       const b = table.recordBatch(i);
       if (!b) continue;
-      // Converted one at a time: only one batch is copied out of wasm memory at once.
       for (const batch of arrow.tableFromIPC(b.intoIPCStream()).batches) if (batch.numRows > 0) yield batch;
     }
   } finally {
     table.free();
   }
+}
+
+const WASM_MEMORY = pw.wasmMemory() as unknown as WasmMemory;
+
+/** The top-level fields named in `columns`, in the file's order (a rebuilt row-group file keeps that order). */
+function projectedSchema(schema: arrow.Schema, columns: readonly string[]): arrow.Schema {
+  const keep = new Set(columns);
+  return schema.fields.every((f) => keep.has(f.name)) ? schema : new arrow.Schema(schema.fields.filter((f) => keep.has(f.name)), schema.metadata);
 }
 
 /** Streams the chosen row groups as Arrow record batches. */

@@ -272,6 +272,16 @@ class ThriftWriter {
   }
 
   varint(v: number | bigint): void {
+    if (typeof v === 'number' && v >= 0 && v <= 0x7fffffff) {
+      // The common case without BigInt: footers hold thousands of small numbers.
+      let n = v;
+      while (n > 0x7f) {
+        this.byte((n & 0x7f) | 0x80);
+        n >>>= 7;
+      }
+      this.byte(n);
+      return;
+    }
     let x = BigInt(v);
     if (x < 0n) throw new InvalidArgumentError('thrift: negative varint');
     do {
@@ -282,6 +292,10 @@ class ThriftWriter {
   }
 
   zigzag(v: number | bigint): void {
+    if (typeof v === 'number' && Number.isInteger(v) && v >= -0x40000000 && v < 0x40000000) {
+      this.varint(v >= 0 ? v * 2 : -v * 2 - 1);
+      return;
+    }
     const x = BigInt(v);
     this.varint(x >= 0n ? x << 1n : ((-x) << 1n) - 1n);
   }
