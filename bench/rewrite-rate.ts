@@ -185,28 +185,30 @@ const out = {
 };
 console.log(JSON.stringify(out, null, 2));
 
-const cpuRow = (label: string, x: Record<string, unknown> | null, cpuKey = 'cpuS', medianKey = 'medianCpuS'): string | null => {
+const cpuRow = (label: string, x: Record<string, unknown> | null, whole = false): string | null => {
   if (x === null) return null;
-  const cpu = x[medianKey] as number;
-  const per = (x[cpuKey] as number[]).map((c, k) => `${c.toFixed(2)} (${(x.load as string[])[k].split(' ')[0]})`).join(', ');
+  const cpus = x[whole ? 'processCpuS' : 'cpuS'] as number[];
+  const cpu = median(cpus);
+  const wall = median(x[whole ? 'processWallS' : 'wallS'] as number[]);
+  const per = cpus.map((c, k) => `${c.toFixed(2)} (${(x.load as string[])[k].split(' ')[0]})`).join(', ');
   const vsPyarrow = pyarrow ? `${((pyarrow.medianCpuS as number) / cpu).toFixed(2)}×` : 'not run';
-  return `| ${label} | ${per} | **${cpu.toFixed(2)}** | ${Math.round(rows / cpu).toLocaleString('en-US')} | ${(bytesIn / MB / cpu).toFixed(2)} | ` +
-    `${vsPyarrow} | ${x.rssMiB as number} MiB | ${(x.bytesOut as number).toLocaleString('en-US')} B |`;
+  return `| ${label} | ${per} | **${cpu.toFixed(2)}** | ${wall.toFixed(1)} | ${Math.round(rows / cpu).toLocaleString('en-US')} | ` +
+    `${(bytesIn / MB / cpu).toFixed(2)} | ${vsPyarrow} | ${x.rssMiB as number} MiB | ${(x.bytesOut as number).toLocaleString('en-US')} B |`;
 };
 const packiceLabel = phase === 'rewrite' ? 'packice `rewriteGroup`' : `packice local runner (compact: plan, ${plan.groups.length} groups, commit)`;
 console.log([
   '',
   `${location}: ${plan.groups.length} group(s), ${inputs.length.toLocaleString('en-US')} data files, ${rows.toLocaleString('en-US')} rows, ${(bytesIn / MB).toFixed(1)} MB`,
   '',
-  '| implementation | CPU-s per round (load, 1 min) | median CPU-s | rows per CPU-second | MB in per CPU-second | ÷ pyarrow | peak RSS | output |',
-  '| --- | --- | --- | --- | --- | --- | --- | --- |',
+  '| implementation | CPU-s per round (load, 1 min) | median CPU-s | median wall s | rows per CPU-second | MB in per CPU-second | ÷ pyarrow | peak RSS | output |',
+  '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   cpuRow(packiceLabel, packice),
   base ? cpuRow(`packice, BASE=${base}`, summary(before)) : null,
-  python ? cpuRow('pyarrow read_table + concat_tables + write_table ZSTD 1', pyarrow) : '| pyarrow | not run | | | | | | |',
+  python ? cpuRow('pyarrow read_table + concat_tables + write_table ZSTD 1', pyarrow) : '| pyarrow | not run | | | | | | | |',
   spark
     ? cpuRow(`Spark ${String(sparkInfo?.spark)} + Iceberg ${String(sparkInfo?.iceberg)} \`rewrite_data_files\`, the call alone`, sparkRuns)
-    : '| Spark `rewrite_data_files` | not run (SPARK=1 to build and run it) | | | | | | |',
-  spark ? cpuRow('Spark, the whole JVM (start, warm-up, call, stop)', sparkRuns, 'processCpuS', 'medianProcessCpuS') : null,
+    : '| Spark `rewrite_data_files` | not run (SPARK=1 to build and run it) | | | | | | | |',
+  spark ? cpuRow('Spark, the whole JVM (start, warm-up, call, stop)', sparkRuns, true) : null,
 ].filter((x) => x !== null).join('\n'));
 const usd = (x: number): string => `$${x.toFixed(4)}`;
 const line = (label: string, c: Record<string, number>): string =>
