@@ -13,6 +13,10 @@ export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const BENCHMARKS_MD = join(REPO_ROOT, 'BENCHMARKS.md');
 export const VENV_PYTHON = join(REPO_ROOT, '.cache', 'venv', 'bin', 'python');
 export const JAVA_CLASSPATH = join(REPO_ROOT, '.cache', 'interop', 'classpath.txt');
+/** Spark 3.5 + Iceberg's Spark runtime (bench/spark), built by scripts/setup-spark.sh. */
+export const SPARK_CLASSPATH = join(REPO_ROOT, '.cache', 'spark', 'classpath.txt');
+/** The JVM flags Spark needs on Java 17 (--add-opens) and its driver heap, as a `java @file` argument file. */
+export const SPARK_JVM_OPTIONS = join(REPO_ROOT, 'bench', 'spark', 'jvm-options.txt');
 
 export interface Args {
   /** Positional arguments, flags removed. */
@@ -83,6 +87,12 @@ export function ensurePython(): string | null {
 export function ensureJavaClasspath(): string | null {
   const r = spawnSync('bash', [join(REPO_ROOT, 'scripts', 'setup-java.sh')], { stdio: ['ignore', 'inherit', 'inherit'] });
   return r.status === 0 && existsSync(JAVA_CLASSPATH) ? readFileSync(JAVA_CLASSPATH, 'utf8').trim() : null;
+}
+
+/** The Spark bench's classpath from scripts/setup-spark.sh (idempotent; ~300 MB into .cache/m2 the first time); null without java/mvn. */
+export function ensureSparkClasspath(): string | null {
+  const r = spawnSync('bash', [join(REPO_ROOT, 'scripts', 'setup-spark.sh')], { stdio: ['ignore', 'inherit', 'inherit'] });
+  return r.status === 0 && existsSync(SPARK_CLASSPATH) ? readFileSync(SPARK_CLASSPATH, 'utf8').trim() : null;
 }
 
 export interface Machine {
