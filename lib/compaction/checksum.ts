@@ -347,6 +347,17 @@ export class RowSetChecksum {
     this.rows++;
   }
 
+  /**
+   * Adds `rows` rows known by one 64-bit digest of their bytes (a row group copied byte for
+   * byte: chunk-copy.ts), given as its [high, low] words.
+   */
+  addDigest(hi: number, lo: number, rows: number): void {
+    const sum = this.lo + lo;
+    this.lo = sum >>> 0;
+    this.hi = (this.hi + hi + (sum >= TWO_32 ? 1 : 0)) >>> 0;
+    this.rows += rows;
+  }
+
   addAll(rows: Iterable<Row>): void {
     for (const r of rows) this.add(r);
   }

@@ -37,6 +37,8 @@ import { proofBatchHasher, proofHasher, proofSchema, RowSetChecksum } from './ch
 import { CompactionMapBuilder, compactionMapPath, safeName, writeCompactionMap } from './compaction-map.js';
 import { dataFileFromJson, dataFileToJson } from '../iceberg/data-file-json.js';
 import { ExternalSorter } from './external-sort.js';
+import { ChunkCopy } from './chunk-copy.js';
+import type { ChunkFault } from '../parquet/chunk-copy.js';
 import type { DataFileJson, FileGroup, GroupInput, GroupResult, Plan } from './messages.js';
 
 export interface RewriteFaults {
@@ -44,6 +46,8 @@ export interface RewriteFaults {
   readonly dropRow?: boolean;
   /** Throw once this many output files are finished. */
   readonly failAfterOutputs?: number;
+  /** Damage the first column chunk copied (chunk-copy.ts) after it was hashed, so that the proof must fail. */
+  readonly corruptCopiedChunk?: ChunkFault;
 }
 
 export interface RewriteOptions {
@@ -99,13 +103,17 @@ export async function rewriteGroup(
       ? new ExternalSorter({ order, schema: writeSchema, runBytes: options.sortRunBytes ?? DEFAULT_SORT_RUN_BYTES, batchSize })
       : undefined;
   let mapPath: string | undefined;
+  let copy: ChunkCopy | undefined;
   try {
     const hashBatch = proofBatchHasher(schema, lineage);
     const checkIn = new RowSetChecksum(proofHasher(schema, lineage));
     // A partition's delete files are parsed once for the whole group.
     const deleteCache = new DeleteFileCache();
     let dropPending = faults.dropRow === true;
-    for (const task of tasks) {
+    // Inputs that need no decoding have their row groups copied as they are.
+    copy = await ChunkCopy.plan(io, metadata, plan, group, tasks, { specId, writeSchema, ...(faults.corruptCopiedChunk ? { fault: faults.corruptCopiedChunk } : {}) });
+    const copied = await copy.write(out.map, checkIn);
+    for (const task of copy.decode) {
       for await (const live of readTaskBatches(io, metadata, task, schema, {
         ...(mapping ? { mapping } : {}),
         deleteCache,
@@ -126,13 +134,15 @@ export async function rewriteGroup(
       }
     }
     if (sorter) for await (const rows of sorter.sorted()) await out.writeRows(rows);
-    const outputs = await out.close();
+    const decoded = await out.close();
 
     // The proof: re-read what was written.
     const checkOut = new RowSetChecksum(proofHasher(schema, lineage));
-    for (const f of outputs) {
+    for (const f of decoded) {
       for await (const { batch } of readBatches(io, f, writeSchema, { batchSize })) hashBatch(batch, checkOut);
     }
+    await copy.prove(checkOut);
+    const outputs = [...decoded, ...copied];
     const checksums = {
       rowsIn: String(checkIn.count),
       rowsOut: String(checkOut.count),
@@ -169,6 +179,7 @@ export async function rewriteGroup(
     };
   } catch (e) {
     await out.abort();
+    await copy?.abort();
     if (mapPath !== undefined) await io.deleteMany([mapPath]).catch(() => undefined);
     throw e;
   } finally {

@@ -66,7 +66,7 @@ const DEFAULT_ROW_GROUP_BYTES = 128 * 1024 * 1024;
 /** Compressed/in-memory byte ratio assumed before the first row group is flushed. */
 const INITIAL_COMPRESSION_RATIO = 0.5;
 // Parquet readers parse created_by as "<app> version <v> (build <b>)" (PARQUET-251).
-const CREATED_BY = 'packice version 0.1.0 (build parquet-wasm 0.8.0)';
+export const CREATED_BY = 'packice version 0.1.0 (build parquet-wasm 0.8.0)';
 
 const CODECS: Record<ParquetCompression, pw.Compression> = {
   zstd: pw.Compression.ZSTD,
@@ -127,7 +127,8 @@ export function conformBatch(batch: arrow.RecordBatch, target: arrow.Schema, pat
   );
 }
 
-function uuidFieldIds(t: StructType): Set<number> {
+/** Field ids of uuid columns (their footer needs the UUID logical type parquet-wasm cannot write). */
+export function uuidFieldIds(t: StructType): Set<number> {
   const out = new Set<number>();
   const visit = (x: StructType['fields'][number]['type']): void => {
     if (x.type === 'struct') for (const f of x.fields) {

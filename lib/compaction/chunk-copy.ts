@@ -1,0 +1,220 @@
+/**
+ * The column-chunk-copy path of a bin-pack rewrite (issue 11): inputs that need no decoding
+ * have their row groups copied as they are into target-sized outputs (lib/parquet/chunk-copy.ts)
+ * — no decode, no encode — and the rest of the group goes through the rewriter's decode path.
+ *
+ * An input is copied when
+ * - no delete file applies to it (position, deletion vector or equality, in either mode);
+ * - it is Parquet, in the table's default spec (so its partition is the output's);
+ * - its Parquet schema is exactly what the output's would be (copyProblem): a file written
+ *   before a schema change goes the decode path, which resolves it to the current schema;
+ * - every row group holds at least `packice.rewrite.copy-min-row-group-bytes` compressed bytes
+ *   (the floor: outputs keep their inputs' row groups, and readers pay per row group);
+ * - v3: its rows carry `_row_id` and `_last_updated_sequence_number` already (the columns
+ *   are in the file and their statistics count no null), since copied rows cannot inherit
+ *   them from a file that is going away.
+ *
+ * What the group's proof gets for copied rows: per row group, its row count and a digest of
+ * the bytes read from the input (RowSetChecksum.addDigest), and after writing, the same from
+ * the outputs re-read from storage. The map records one run per row group.
+ */
+import { randomUUID } from 'node:crypto';
+import type { FileIO } from '../io/file-io.js';
+import { partitionFolder, tableLocationProvider } from '../iceberg/locations.js';
+import { FileContent, type DataFile } from '../iceberg/manifest.js';
+import { metricsConfigFromProperties, type MetricsConfig } from '../iceberg/metrics-config.js';
+import { partitionKey } from '../iceberg/partition.js';
+import type { FileScanTask } from '../iceberg/scan-planning.js';
+import { MetadataColumns } from '../iceberg/schema.js';
+import { UNSORTED_ORDER } from '../iceberg/sort-order.js';
+import { currentSchema, defaultSortOrder, intProperty, specById, type TableMetadata } from '../iceberg/table-metadata.js';
+import type { StructType } from '../iceberg/types.js';
+import {
+  copyProblem, copyTemplate, openCopySource, rowGroupDigests, writeCopiedFile,
+  type ChunkFault, type CopiedFile, type CopyPart, type CopySource, type CopyTemplate,
+} from '../parquet/chunk-copy.js';
+import { metricsFromStatistics } from '../parquet/statistics-metrics.js';
+import { toDataFile } from '../table/data-writer.js';
+import type { RowSetChecksum } from './checksum.js';
+import { safeName, type CompactionMapBuilder } from './compaction-map.js';
+import type { FileGroup, Plan } from './messages.js';
+
+/** Table property: the smallest row group (compressed bytes) an input may have to be copied. */
+export const COPY_MIN_ROW_GROUP_BYTES_PROPERTY = 'packice.rewrite.copy-min-row-group-bytes';
+/** Default floor; see BENCHMARKS.md "Column-chunk copy" for the measurement behind it. */
+export const DEFAULT_COPY_MIN_ROW_GROUP_BYTES = 4 * 1024 * 1024;
+/** Footers read at once. */
+const FOOTER_READS = 8;
+
+export interface ChunkCopyOptions {
+  /** Spec the group's outputs are written in (rewriter.ts outputSpecId). */
+  readonly specId: number;
+  /** The schema outputs are written with (with the row-lineage columns on v3). */
+  readonly writeSchema: StructType;
+  /** Damage the first chunk written (tests of the proof). */
+  readonly fault?: ChunkFault;
+}
+
+/** Why a task's file is not copied (undefined: it may be, once its footer agrees). */
+function taskProblem(metadata: TableMetadata, task: FileScanTask, specId: number, floor: number): string | undefined {
+  const d = task.deletes;
+  if (d.deletionVector || d.positionDeletes.length > 0 || d.equalityDeletes.length > 0) return 'deletes apply to it';
+  const f = task.dataFile;
+  if (f.fileFormat.toUpperCase() !== 'PARQUET') return `it is ${f.fileFormat}`;
+  if (specId !== metadata.defaultSpecId || f.specId !== specId) return 'it is not in the default spec';
+  if (Number(f.fileSizeInBytes) < floor) return 'it is smaller than the row-group floor';
+  return undefined;
+}
+
+/** Why a footer's row groups cannot be copied. */
+function footerProblem(source: CopySource, template: CopyTemplate, task: FileScanTask, floor: number, lineage: boolean): string | undefined {
+  const problem = copyProblem(source, template);
+  if (problem) return problem;
+  if (source.footer.numRows !== Number(task.dataFile.recordCount)) return 'its footer and its manifest entry disagree on the row count';
+  const small = source.rowGroups.find((rg) => rg.bytes < floor);
+  if (small) return `row group ${small.index} has ${small.bytes} bytes, under the floor of ${floor}`;
+  if (lineage) {
+    const ids = new Set<number>([MetadataColumns.ROW_ID, MetadataColumns.LAST_UPDATED_SEQUENCE_NUMBER]);
+    const leaves = source.footer.schema.filter((e) => e.type !== undefined);
+    for (const rg of source.footer.rowGroups) {
+      for (const [k, c] of rg.columns.entries()) {
+        if (ids.has(leaves[k]?.fieldId ?? -1) && c.statistics?.nullCount !== 0) return 'its rows do not all carry their row lineage';
+      }
+    }
+  }
+  return undefined;
+}
+
+/** Runs `fn` over `items`, `limit` at a time, results in order. */
+async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (t: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
+/**
+ * A group's chunk copy: which inputs it takes (`copied`), the rest left for decoding (`decode`),
+ * then `write`, `prove` and on failure `abort`.
+ */
+export class ChunkCopy {
+  private readonly written: CopiedFile[] = [];
+  private readonly started: string[] = [];
+  private readonly uuid = randomUUID();
+
+  private constructor(
+    private readonly io: FileIO,
+    private readonly metadata: TableMetadata,
+    private readonly plan: Plan,
+    private readonly group: FileGroup,
+    private readonly options: ChunkCopyOptions,
+    private readonly template: CopyTemplate,
+    /** Copied inputs with their footers, in group order. */
+    private readonly sources: ReadonlyArray<{ readonly task: FileScanTask; readonly source: CopySource }>,
+    /** Inputs left to the decode path, in group order. */
+    readonly decode: readonly FileScanTask[],
+  ) {}
+
+  /** Sorts the group's tasks into copied and decoded; reads the footers of the candidates. */
+  static async plan(
+    io: FileIO,
+    metadata: TableMetadata,
+    plan: Plan,
+    group: FileGroup,
+    tasks: readonly FileScanTask[],
+    options: ChunkCopyOptions,
+  ): Promise<ChunkCopy> {
+    const floor = intProperty(metadata, COPY_MIN_ROW_GROUP_BYTES_PROPERTY, DEFAULT_COPY_MIN_ROW_GROUP_BYTES);
+    const template = copyTemplate(options.writeSchema);
+    const lineage = metadata.formatVersion >= 3;
+    const candidates = (plan.policy.strategy ?? 'binpack') !== 'binpack' ? [] : tasks.filter((t) => taskProblem(metadata, t, options.specId, floor) === undefined);
+    const footers = await mapLimit(candidates, FOOTER_READS, (t) => openCopySource(io, t.dataFile.filePath, Number(t.dataFile.fileSizeInBytes)));
+    const sources = candidates
+      .map((task, i) => ({ task, source: footers[i] }))
+      .filter(({ task, source }) => footerProblem(source, template, task, floor, lineage) === undefined);
+    const copied = new Set(sources.map((s) => s.task));
+    return new ChunkCopy(io, metadata, plan, group, options, template, sources, tasks.filter((t) => !copied.has(t)));
+  }
+
+  /** Inputs whose row groups are copied. */
+  get copiedInputs(): number {
+    return this.sources.length;
+  }
+
+  /**
+   * Writes the copied outputs: per output partition and writer (CopySource.key), row groups in
+   * input order, a new file once the next row group would pass the target size. Adds each row
+   * group's digest to `checkIn` and its run to `map`.
+   */
+  async write(map: CompactionMapBuilder | undefined, checkIn: RowSetChecksum): Promise<DataFile[]> {
+    if (this.sources.length === 0) return [];
+    const spec = specById(this.metadata, this.options.specId);
+    const schema = currentSchema(this.metadata);
+    const target = this.plan.policy.targetFileSizeBytes;
+    const buckets = new Map<string, { partition: DataFile['partition']; files: CopyPart[][]; size: number }>();
+    for (const { task, source } of this.sources) {
+      const partition = task.dataFile.partition;
+      const key = `${partitionKey(spec.specId, partition)}\u0000${source.key}`;
+      let b = buckets.get(key);
+      if (!b) buckets.set(key, (b = { partition, files: [[]], size: 0 }));
+      for (const rg of source.rowGroups) {
+        if (b.size > 0 && b.size + rg.bytes > target) {
+          b.files.push([]);
+          b.size = 0;
+        }
+        b.files[b.files.length - 1].push({ source, rowGroup: rg.index });
+        b.size += rg.bytes;
+      }
+    }
+    const sortIds = defaultSortOrder(this.metadata).fields.map((f) => f.sourceId);
+    const config: MetricsConfig = metricsConfigFromProperties(this.metadata.properties, schema, sortIds);
+    const locations = tableLocationProvider(this.metadata);
+    let fault = this.options.fault;
+    const out: DataFile[] = [];
+    for (const { partition, files } of buckets.values()) {
+      const folder = partitionFolder(spec, partition, schema);
+      for (const parts of files) {
+        const name = `${safeName(this.group.id)}-copy-${String(this.started.length).padStart(5, '0')}-${this.uuid}.parquet`;
+        const path = locations.newDataLocation(name, folder);
+        this.started.push(path);
+        const copied = await writeCopiedFile(this.io, path, this.template, parts, fault ? { fault } : {});
+        fault = undefined;
+        this.written.push(copied);
+        for (const rg of copied.rowGroups) {
+          checkIn.addDigest(rg.digest[0], rg.digest[1], rg.rows);
+          const from = rg.part.source.rowGroups[rg.part.rowGroup].firstRow;
+          map?.addRun(rg.part.source.path, from, path, rg.firstRow, rg.rows);
+        }
+        const metrics = metricsFromStatistics(copied.footer, copied.footerBytes, this.options.writeSchema, config);
+        out.push(
+          toDataFile(
+            { ...copied, metrics, rowGroupCount: copied.rowGroups.length },
+            spec,
+            partition,
+            FileContent.Data,
+            { sortOrderId: UNSORTED_ORDER.orderId },
+          ),
+        );
+      }
+    }
+    return out;
+  }
+
+  /** Re-reads every copied output from storage into `checkOut`: row counts and chunk digests. */
+  async prove(checkOut: RowSetChecksum): Promise<void> {
+    for (const f of this.written) {
+      for (const rg of await rowGroupDigests(this.io, f.path)) checkOut.addDigest(rg.digest[0], rg.digest[1], rg.rows);
+    }
+  }
+
+  /** Deletes every file this copy started (best effort). */
+  async abort(): Promise<void> {
+    await this.io.deleteMany(this.started).catch(() => undefined);
+  }
+}

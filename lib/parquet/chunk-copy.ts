@@ -1,0 +1,391 @@
+/**
+ * Column-chunk copy: whole row groups of existing Parquet files assembled into a new file byte
+ * for byte — "PAR1", their column chunks, one merged footer, "PAR1" — with no decode and no
+ * encode. Row groups stay as they were written (their pages, dictionaries, encodings, codec
+ * and statistics); the footer is rebuilt with the chunks' new offsets.
+ *
+ * Only sources whose Parquet schema is exactly the output's (every element but the names:
+ * physical and logical types, repetition, field ids, in order) can be copied, since a chunk's
+ * bytes are only meaningful under the levels and types it was written with. The output takes
+ * the names and key-value metadata of `copyTemplate` (what ParquetWriter writes for the
+ * Iceberg schema), and the writer fields of its sources (created_by, format version, column
+ * orders), which readers use to interpret the copied pages and statistics: one file holds
+ * sources sharing them (`CopySource.key`).
+ *
+ * Dropped from the copied chunks: page indexes (column and offset index: their page offsets
+ * would need rewriting; readers then scan pages) and bloom filters. Files with encrypted
+ * columns or chunks in other files are not copied.
+ *
+ * A row group's digest (SHA-256 of its row count, the output schema's signature, each chunk's
+ * decode-relevant metadata and its bytes) is computed from the source as read and again from
+ * the output re-read from storage: equal digests mean the copied rows are the source's rows.
+ */
+import { createHash } from 'node:crypto';
+import * as arrow from 'apache-arrow';
+import * as pw from 'parquet-wasm';
+import { InvalidFileError } from '../errors.js';
+import type { FileIO, InputFile } from '../io/file-io.js';
+import type { StructType } from '../iceberg/types.js';
+import { annotateUuidColumns, decodeFooter, leafColumns, readFooter, schemaTree, splitOffsets, type ParquetFooter } from './footer.js';
+import { readTypedStruct, ThriftType, type TypedField, type TypedList, type TypedValue, writeTypedStruct } from './thrift.js';
+import { batchFromRows } from './values.js';
+import { CREATED_BY, uuidFieldIds } from './writer.js';
+
+const MAGIC = Uint8Array.of(0x50, 0x41, 0x52, 0x31);
+/** Most bytes one range read fetches: a row group larger than this is read in pieces (memory). */
+const MAX_READ_BYTES = 64 * 1024 * 1024;
+const utf8 = new TextEncoder();
+
+// ---------------------------------------------------------------------------------------------
+// Typed Thrift helpers (parquet-format field ids are named where they are used)
+
+function get(fields: readonly TypedField[], id: number): TypedValue | undefined {
+  return fields.find((f) => f.id === id)?.value;
+}
+
+function num(v: TypedValue | undefined): number {
+  return typeof v === 'bigint' ? Number(v) : typeof v === 'number' ? v : Number.NaN;
+}
+
+function items(v: TypedValue | undefined): TypedValue[] {
+  return v !== undefined && typeof v === 'object' && 'kind' in v && v.kind === 'list' ? v.items : [];
+}
+
+function struct(v: TypedValue | undefined): TypedField[] {
+  return Array.isArray(v) ? v : [];
+}
+
+function list(items: TypedValue[], elementType: number): TypedList {
+  return { kind: 'list', elementType, items };
+}
+
+/** `fields` without `drop`, with `put` set (by id), in id order. */
+function edit(fields: readonly TypedField[], put: readonly TypedField[], drop: readonly number[] = []): TypedField[] {
+  const ids = new Set([...drop, ...put.map((f) => f.id)]);
+  return [...fields.filter((f) => !ids.has(f.id)), ...put].sort((a, b) => a.id - b.id);
+}
+
+/** A canonical text of a typed value, for signatures. */
+function canonical(v: TypedValue): string {
+  if (v instanceof Uint8Array) return `b${Buffer.from(v).toString('hex')}`;
+  if (typeof v === 'bigint' || typeof v === 'number' || typeof v === 'boolean') return String(v);
+  if (Array.isArray(v)) return `{${v.map((f) => `${f.id}:${canonical(f.value)}`).join(',')}}`;
+  if (v.kind === 'list') return `[${v.items.map(canonical).join(',')}]`;
+  return `m${v.entries.length}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The output's schema
+
+export interface CopyTemplate {
+  /** SchemaElement structs of the output, as ParquetWriter writes them. */
+  readonly schema: readonly TypedValue[];
+  /** The schema without names: what a copied chunk's bytes depend on. */
+  readonly signature: string;
+  /** The key-value metadata ParquetWriter writes (the stored Arrow schema). */
+  readonly keyValueMetadata: TypedValue | undefined;
+  /** Names from the root to each leaf, in column-chunk order. */
+  readonly leafPaths: readonly (readonly string[])[];
+}
+
+/** The signature of a schema element list: every field of every element but its name (4). */
+export function schemaSignature(schema: readonly TypedValue[]): string {
+  return schema.map((e) => canonical(struct(e).filter((f) => f.id !== 4))).join(';');
+}
+
+const templates = new Map<string, CopyTemplate>();
+
+/** What ParquetWriter writes for `schema`: the footer of an empty file, uuid columns annotated. */
+export function copyTemplate(schema: StructType): CopyTemplate {
+  const cacheKey = JSON.stringify(schema, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+  const hit = templates.get(cacheKey);
+  if (hit) return hit;
+  const table = pw.Table.fromIPCStream(arrow.tableToIPC(new arrow.Table([batchFromRows(schema, [])]), 'stream'));
+  const bytes = pw.writeParquet(table, new pw.WriterPropertiesBuilder().setCreatedBy(CREATED_BY).build());
+  const length = new DataView(bytes.buffer, bytes.byteOffset).getUint32(bytes.length - 8, true);
+  const footerBytes = annotateUuidColumns(bytes.subarray(bytes.length - 8 - length, bytes.length - 8), uuidFieldIds(schema));
+  const typed = readTypedStruct(footerBytes);
+  const elements = items(get(typed, 2));
+  const template: CopyTemplate = {
+    schema: elements,
+    signature: schemaSignature(elements),
+    keyValueMetadata: get(typed, 5),
+    leafPaths: leafColumns(schemaTree(decodeFooter(footerBytes))).map((l) => l.path),
+  };
+  templates.set(cacheKey, template);
+  return template;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sources
+
+export interface CopyRowGroup {
+  readonly index: number;
+  readonly numRows: number;
+  /** Position of its first row in the source file. */
+  readonly firstRow: number;
+  /** Compressed bytes of its column chunks. */
+  readonly bytes: number;
+}
+
+/** A Parquet file whose row groups may be copied. */
+export interface CopySource {
+  readonly path: string;
+  readonly typed: readonly TypedField[];
+  readonly footer: ParquetFooter;
+  readonly rowGroups: readonly CopyRowGroup[];
+  readonly signature: string;
+  /**
+   * What readers interpret a file's pages and statistics by: created_by (writer workarounds),
+   * format version and column orders. Row groups of one output file share it.
+   */
+  readonly key: string;
+}
+
+/** Reads a file's footer for copying (one tail read for most files). */
+export async function openCopySource(io: FileIO, path: string, length?: number): Promise<CopySource> {
+  const read = await readFooter(io.newInputFile(path, length));
+  const typed = readTypedStruct(read.footerBytes);
+  let firstRow = 0;
+  const rowGroups = items(get(typed, 4)).map((rg, index) => {
+    const numRows = num(get(struct(rg), 3));
+    const bytes = items(get(struct(rg), 1)).reduce<number>((n, cc) => n + num(get(struct(get(struct(cc), 3)), 7)), 0);
+    const out = { index, numRows, firstRow, bytes };
+    firstRow += numRows;
+    return out;
+  });
+  const version = get(typed, 1);
+  const createdBy = get(typed, 6);
+  const orders = get(typed, 7);
+  return {
+    path,
+    typed,
+    footer: read.footer,
+    rowGroups,
+    signature: schemaSignature(items(get(typed, 2))),
+    key: [version, createdBy, orders].map((v) => (v === undefined ? '-' : canonical(v))).join('|'),
+  };
+}
+
+/** Why `source` cannot be copied into an output of `template` (undefined: it can). */
+export function copyProblem(source: CopySource, template: CopyTemplate): string | undefined {
+  if (get(source.typed, 8) !== undefined || get(source.typed, 9) !== undefined) return 'its footer is encrypted or signed';
+  if (source.signature !== template.signature) return 'its Parquet schema is not the output schema';
+  for (const rg of items(get(source.typed, 4))) {
+    const chunks = items(get(struct(rg), 1));
+    if (chunks.length !== template.leafPaths.length) return `a row group has ${chunks.length} column chunks, the schema ${template.leafPaths.length} leaves`;
+    for (const cc of chunks) {
+      const c = struct(cc);
+      if (get(c, 1) !== undefined) return 'a column chunk lives in another file';
+      if (get(c, 8) !== undefined || get(c, 9) !== undefined) return 'a column chunk is encrypted';
+      if (get(c, 3) === undefined) return 'a column chunk has no metadata';
+    }
+  }
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Chunks and digests
+
+interface ChunkSpan {
+  readonly chunk: TypedField[];
+  readonly meta: TypedField[];
+  /** First byte (the dictionary page when there is one). */
+  readonly start: number;
+  readonly end: number;
+}
+
+function chunkSpans(rowGroup: readonly TypedField[]): ChunkSpan[] {
+  return items(get(rowGroup, 1)).map((cc) => {
+    const chunk = struct(cc);
+    const meta = struct(get(chunk, 3));
+    const data = num(get(meta, 9));
+    const dictValue = get(meta, 11);
+    const dict = dictValue === undefined ? undefined : num(dictValue);
+    const start = dict !== undefined && dict > 0 && dict < data ? dict : data;
+    return { chunk, meta, start, end: start + num(get(meta, 7)) };
+  });
+}
+
+/** The chunks' bytes, read with one range read per row group (pieces past MAX_READ_BYTES). */
+async function readChunks(input: InputFile, spans: readonly ChunkSpan[]): Promise<Uint8Array[]> {
+  const order = spans.map((_, k) => k).sort((a, b) => spans[a].start - spans[b].start);
+  const out = new Array<Uint8Array>(spans.length);
+  let k = 0;
+  while (k < order.length) {
+    const from = spans[order[k]].start;
+    let to = spans[order[k]].end;
+    let j = k + 1;
+    while (j < order.length && spans[order[j]].end - from <= MAX_READ_BYTES) to = Math.max(to, spans[order[j++]].end);
+    const bytes = await input.read(from, to);
+    if (bytes.length !== to - from) {
+      throw new InvalidFileError(`short read: asked for ${to - from} bytes at ${from}, got ${bytes.length}`, { path: input.path });
+    }
+    for (; k < j; k++) out[order[k]] = bytes.subarray(spans[order[k]].start - from, spans[order[k]].end - from);
+  }
+  return out;
+}
+
+/** A 64-bit digest as [high, low] words. */
+export type Digest = readonly [number, number];
+
+/** Row count, schema signature, and per chunk what decoding depends on, then its bytes. */
+function rowGroupDigest(rows: number, signature: string, spans: readonly ChunkSpan[], bytes: readonly Uint8Array[]): Digest {
+  const h = createHash('sha256');
+  h.update(`rows ${rows}\n${signature}\n`);
+  spans.forEach((s, k) => {
+    const m = s.meta;
+    const dict = get(m, 11);
+    // type, encodings, codec, num_values, sizes, page offsets within the chunk.
+    const described = [get(m, 1), get(m, 2), get(m, 4), get(m, 5), get(m, 6), get(m, 7)].map((v) => (v === undefined ? '-' : canonical(v)));
+    h.update(`${described.join(' ')} ${num(get(m, 9)) - s.start} ${dict === undefined ? '-' : num(dict) - s.start}\n`);
+    h.update(bytes[k]);
+  });
+  const d = h.digest();
+  return [d.readUInt32BE(0), d.readUInt32BE(4)];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing
+
+export interface CopyPart {
+  readonly source: CopySource;
+  /** Row group index in the source. */
+  readonly rowGroup: number;
+}
+
+export interface CopiedRowGroup {
+  readonly part: CopyPart;
+  readonly rows: number;
+  /** Position of its first row in the output. */
+  readonly firstRow: number;
+  /** Digest of the source's row group as read. */
+  readonly digest: Digest;
+}
+
+export interface CopiedFile {
+  readonly path: string;
+  readonly fileSizeInBytes: number;
+  readonly recordCount: number;
+  readonly splitOffsets: readonly number[];
+  readonly footer: ParquetFooter;
+  /** The footer's Thrift bytes. */
+  readonly footerBytes: Uint8Array;
+  readonly rowGroups: readonly CopiedRowGroup[];
+}
+
+/** Test-only damage done to the bytes written after the source was digested (the proof must catch it). */
+export type ChunkFault = 'alter-byte' | 'drop-byte';
+
+/**
+ * Writes `parts` (row groups of sources sharing `key`) into one new file at `path`, streaming:
+ * one row group's bytes are held at a time.
+ */
+export async function writeCopiedFile(
+  io: FileIO,
+  path: string,
+  template: CopyTemplate,
+  parts: readonly CopyPart[],
+  options: { readonly fault?: ChunkFault } = {},
+): Promise<CopiedFile> {
+  if (parts.length === 0) throw new InvalidFileError('a copied file needs at least one row group', { path });
+  const first = parts[0].source;
+  const inputs = new Map<string, InputFile>();
+  const rowGroups: CopiedRowGroup[] = [];
+  const newGroups: TypedField[][] = [];
+  let fault = options.fault;
+  let at = 0;
+  let rows = 0;
+  let footer: Uint8Array | undefined;
+
+  async function* content(): AsyncGenerator<Uint8Array> {
+    yield MAGIC;
+    at = MAGIC.length;
+    for (const part of parts) {
+      const { source } = part;
+      if (source.key !== first.key) throw new InvalidFileError(`${source.path} was written by another writer than ${first.path}`, { path });
+      let input = inputs.get(source.path);
+      if (!input) inputs.set(source.path, (input = io.newInputFile(source.path)));
+      const rg = struct(items(get(source.typed, 4))[part.rowGroup]);
+      const numRows = num(get(rg, 3));
+      const spans = chunkSpans(rg);
+      const bytes = await readChunks(input, spans);
+      const digest = rowGroupDigest(numRows, template.signature, spans, bytes);
+      const rgStart = at;
+      const chunks = spans.map((s, k) => {
+        const delta = at - s.start;
+        at += s.end - s.start;
+        const shift = (id: number): TypedField[] => {
+          const f = s.meta.find((x) => x.id === id);
+          return f ? [{ id, type: f.type, value: num(f.value) + delta }] : [];
+        };
+        const path = list(template.leafPaths[k].map((n) => utf8.encode(n)), ThriftType.Binary);
+        // Bloom filters (14, 15) are not copied.
+        const meta = edit(s.meta, [{ id: 3, type: ThriftType.List, value: path }, ...shift(9), ...shift(10), ...shift(11)], [14, 15]);
+        // file_offset (2) is deprecated: 0 stays 0; page indexes (4-7) are not copied.
+        const fileOffset = num(get(s.chunk, 2));
+        return edit(s.chunk.filter((f) => f.id <= 3), [
+          ...(fileOffset > 0 ? [{ id: 2, type: ThriftType.I64, value: fileOffset + delta }] : []),
+          { id: 3, type: ThriftType.Struct, value: meta },
+        ]);
+      });
+      const ordinal = rg.some((f) => f.id === 7) ? [{ id: 7, type: ThriftType.I16, value: newGroups.length }] : [];
+      newGroups.push(
+        edit(rg.filter((f) => [1, 2, 3, 4, 6].includes(f.id)), [
+          { id: 1, type: ThriftType.List, value: list(chunks, ThriftType.Struct) },
+          { id: 5, type: ThriftType.I64, value: rgStart },
+          ...ordinal,
+        ]),
+      );
+      rowGroups.push({ part, rows: numRows, firstRow: rows, digest });
+      rows += numRows;
+      for (const b of bytes) {
+        if (fault !== undefined && b.length > 1) {
+          const damaged = fault === 'drop-byte' ? b.subarray(1) : Uint8Array.from(b, (x, i) => (i === b.length >> 1 ? x ^ 0xff : x));
+          fault = undefined;
+          yield damaged;
+        } else {
+          yield b;
+        }
+      }
+    }
+    const meta: TypedField[] = [
+      { id: 1, type: ThriftType.I32, value: get(first.typed, 1) ?? 1 },
+      { id: 2, type: ThriftType.List, value: list([...template.schema], ThriftType.Struct) },
+      { id: 3, type: ThriftType.I64, value: rows },
+      { id: 4, type: ThriftType.List, value: list(newGroups, ThriftType.Struct) },
+      ...(template.keyValueMetadata !== undefined ? [{ id: 5, type: ThriftType.List, value: template.keyValueMetadata }] : []),
+      { id: 6, type: ThriftType.Binary, value: get(first.typed, 6) ?? utf8.encode(CREATED_BY) },
+      ...first.typed.filter((f) => f.id === 7),
+    ];
+    footer = writeTypedStruct(meta);
+    const tail = new Uint8Array(footer.length + 8);
+    tail.set(footer, 0);
+    new DataView(tail.buffer).setUint32(footer.length, footer.length, true);
+    tail.set(MAGIC, footer.length + 4);
+    at += tail.length;
+    yield tail;
+  }
+
+  await io.write(path, content());
+  const parsed = decodeFooter(footer!);
+  return { path, fileSizeInBytes: at, recordCount: rows, splitOffsets: splitOffsets(parsed), footer: parsed, footerBytes: footer!, rowGroups };
+}
+
+/**
+ * The digests of a copied file's row groups, re-read from storage (footer, then one range read
+ * per row group): what the proof compares with the sources' digests.
+ */
+export async function rowGroupDigests(io: FileIO, path: string): Promise<{ readonly rows: number; readonly digest: Digest }[]> {
+  const input = io.newInputFile(path);
+  const read = await readFooter(input);
+  const typed = readTypedStruct(read.footerBytes);
+  const signature = schemaSignature(items(get(typed, 2)));
+  const out: { rows: number; digest: Digest }[] = [];
+  for (const rg of items(get(typed, 4))) {
+    const spans = chunkSpans(struct(rg));
+    const rows = num(get(struct(rg), 3));
+    out.push({ rows, digest: rowGroupDigest(rows, signature, spans, await readChunks(input, spans)) });
+  }
+  return out;
+}

@@ -1,0 +1,64 @@
+/**
+ * A table whose row groups the rewriter may copy (lib/compaction/chunk-copy.ts): v2,
+ * partitioned by identity(category), every column kind metrics treat apart (decimal,
+ * timestamptz, date, double with NaN, boolean, a struct, a list, strings longer than the
+ * truncate(16) bounds), one file per partition per append, and the row-group floor at 1 byte.
+ */
+import { join } from 'node:path';
+import type { Table } from '../../lib/catalog/table.js';
+import { COPY_MIN_ROW_GROUP_BYTES_PROPERTY } from '../../lib/compaction/chunk-copy.js';
+import type { FileIO } from '../../lib/io/file-io.js';
+import type { Row } from '../../lib/iceberg/values.js';
+import { appendRows, createNewTable } from '../../lib/table/operations.js';
+import { tempDir } from './fixtures.js';
+
+export const CHUNK_COPY_SCHEMA = {
+  type: 'struct' as const,
+  fields: [
+    { id: 1, name: 'id', required: true, type: { type: 'long' as const } },
+    { id: 2, name: 'category', required: false, type: { type: 'string' as const } },
+    { id: 3, name: 'amount', required: false, type: { type: 'decimal' as const, precision: 10, scale: 2 } },
+    { id: 4, name: 'ts', required: false, type: { type: 'timestamptz' as const } },
+    { id: 5, name: 'day', required: false, type: { type: 'date' as const } },
+    { id: 6, name: 'score', required: false, type: { type: 'double' as const } },
+    { id: 7, name: 'flag', required: false, type: { type: 'boolean' as const } },
+    {
+      id: 8, name: 'point', required: false,
+      type: { type: 'struct' as const, fields: [{ id: 9, name: 'x', required: false, type: { type: 'float' as const } }] },
+    },
+    { id: 10, name: 'tags', required: false, type: { type: 'list' as const, elementId: 11, element: { type: 'string' as const }, elementRequired: false } },
+    { id: 12, name: 'note', required: false, type: { type: 'string' as const } },
+  ],
+};
+
+export function chunkCopyRow(id: number, category: string): Row {
+  return {
+    id: BigInt(id),
+    category,
+    amount: BigInt((id % 2 === 0 ? -1 : 1) * (id * 1234 + 5)),
+    ts: 1_700_000_000_000_000n + BigInt(id) * 3_600_000_001n,
+    day: 19_700 + (id % 50),
+    score: id % 17 === 4 ? Number.NaN : id % 11 === 6 ? null : id * 1.5,
+    flag: id % 3 === 0 ? null : id % 2 === 0,
+    point: id % 7 === 0 ? null : { x: id % 5 === 0 ? null : id / 4 },
+    tags: id % 4 === 0 ? null : [`t${id % 3}`, `long tag value number ${id} beyond sixteen`],
+    note: id % 9 === 0 ? null : `note ${'x'.repeat(id % 30)} ${id}`,
+  };
+}
+
+/** A v2 table partitioned by category, one file per partition per append, copying every row group (floor 1 byte). */
+export async function chunkCopyTable(io: FileIO, appends: number, rowsPerAppend: number, properties: Record<string, string> = {}): Promise<Table> {
+  let t = await createNewTable(io, join(tempDir(), 'chunk-copy'), {
+    schema: CHUNK_COPY_SCHEMA,
+    partitionFields: [{ sourceId: 2, name: 'category', transform: { kind: 'identity' } }],
+    properties: { [COPY_MIN_ROW_GROUP_BYTES_PROPERTY]: '1', ...properties },
+  });
+  let id = 1;
+  for (let a = 0; a < appends; a++) {
+    const rows: Row[] = [];
+    for (let i = 0; i < rowsPerAppend; i++, id++) rows.push(chunkCopyRow(id, id % 3 === 0 ? 'b' : 'a'));
+    t = await appendRows(t, rows);
+  }
+  return t;
+}
+
