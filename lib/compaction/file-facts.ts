@@ -101,7 +101,10 @@ interface PartitionAccumulator extends PartitionRef {
  * newest commit time of any of its files, kept or not.
  */
 export class FactsAccumulator {
-  private readonly kept: { readonly task: FileScanTask; readonly key: string; readonly selected: boolean }[] = [];
+  // The kept files, in three arrays rather than a record each (a million candidates is a lot of records).
+  private keptTasks: FileScanTask[] = [];
+  private keptKeys: string[] = [];
+  private keptSelected: boolean[] = [];
   private readonly partitions = new Map<string, PartitionAccumulator>();
   private readonly types = new Map<number, StructType>();
   private readonly specs: ReturnType<typeof specsById>;
@@ -140,7 +143,7 @@ export class FactsAccumulator {
       }
       for (const e of d.equalityDeletes) this.needed.add(deleteFileKey(e.file));
     }
-    const key = partitionKey(f.specId, f.partition);
+    const key = task.partitionKey ?? partitionKey(f.specId, f.partition);
     const partition = this.partitionOf(key, task);
     // A file whose snapshot has expired was added before every snapshot still held.
     const t = task.snapshotId === null ? undefined : this.times.get(task.snapshotId);
@@ -158,18 +161,23 @@ export class FactsAccumulator {
           f.fileFormat !== REWRITABLE_FORMAT
         : // The plan reports every file it cannot rewrite, selected or not.
           unrewritable(f, hasDeletes ? this.deletesOf(task) : []) !== undefined);
-    if (keep) this.kept.push({ task, key: partition.key, selected });
+    if (keep) {
+      this.keptTasks.push(task);
+      this.keptKeys.push(partition.key);
+      this.keptSelected.push(selected);
+    }
     else if (hasDeletes) {
       for (const r of this.deletesOf(task)) this.unkeptDeletes.add(deleteFileKey(r.file));
     }
   }
 
   finish(): SnapshotFacts {
-    const kept = this.kept.sort((a, b) => cmp(a.task.dataFile.filePath, b.task.dataFile.filePath));
-    const facts = kept.map((k) => this.factsOf(k.task, k.key));
+    const tasks = this.keptTasks;
+    const order = Array.from(tasks, (_, i) => i).sort((a, b) => cmp(tasks[a].dataFile.filePath, tasks[b].dataFile.filePath) || a - b);
+    const facts = order.map((i) => this.factsOf(tasks[i], this.keptKeys[i]));
     const byKey = new Map<string, FileFacts[]>();
     for (let i = 0; i < facts.length; i++) {
-      if (!kept[i].selected) continue;
+      if (!this.keptSelected[order[i]]) continue;
       const f = facts[i];
       const list = byKey.get(f.key);
       if (list) list.push(f);
@@ -180,7 +188,9 @@ export class FactsAccumulator {
       const p = this.partitions.get(key)!;
       partitions.push({ key, specId: p.specId, partition: p.partition, partitionPath: p.partitionPath, files, lastCommitMs: p.lastCommitMs });
     }
-    kept.length = 0;
+    this.keptTasks = [];
+    this.keptKeys = [];
+    this.keptSelected = [];
     return {
       facts,
       partitions,

@@ -60,27 +60,40 @@ export class DeleteFileIndex {
     }
   }
 
-  /** The deletes for a data file committed with `dataSequenceNumber`. */
-  forDataFile(file: DataFile, dataSequenceNumber: bigint): ApplicableDeletes {
+  /**
+   * The deletes for a data file committed with `dataSequenceNumber`; `key` is the file's
+   * partitionKey when the caller already has it.
+   */
+  forDataFile(file: DataFile, dataSequenceNumber: bigint, key: string = partitionKey(file.specId, file.partition)): ApplicableDeletes {
     if (this.count === 0) return NO_DELETES;
-    const path = normalizePath(file.filePath);
-    const key = partitionKey(file.specId, file.partition);
+    // Most data files have no delete: look up before building any array.
+    const path = this.dvs.size > 0 || this.posByPath.size > 0 ? normalizePath(file.filePath) : '';
     // DVs and position deletes: delete seq >= data seq.
-    const dv = this.dvs.get(path)?.filter((d) => d.dataSequenceNumber >= dataSequenceNumber);
+    const dvs = this.dvs.size > 0 ? this.dvs.get(path) : undefined;
+    const dv = dvs?.filter((d) => d.dataSequenceNumber >= dataSequenceNumber);
     const deletionVector = dv && dv.length > 0 ? dv.reduce((a, b) => (b.dataSequenceNumber > a.dataSequenceNumber ? b : a)) : undefined;
-    const positionDeletes = deletionVector
-      ? []
-      : [...(this.posByPath.get(path) ?? []), ...(this.posByPartition.get(key) ?? [])].filter(
-          (d) => d.dataSequenceNumber >= dataSequenceNumber,
-        );
+    const byPath = deletionVector || this.posByPath.size === 0 ? undefined : this.posByPath.get(path);
+    const byPartition = deletionVector ? undefined : this.posByPartition.get(key);
+    const positionDeletes =
+      byPath === undefined && byPartition === undefined
+        ? NO_REFS
+        : [...(byPath ?? []), ...(byPartition ?? [])].filter((d) => d.dataSequenceNumber >= dataSequenceNumber);
     // Equality deletes: delete seq > data seq, strictly.
-    const equalityDeletes = [...(this.eqByPartition.get(key) ?? []), ...this.eqGlobal].filter(
-      (d) => d.dataSequenceNumber > dataSequenceNumber,
-    );
+    const eqByPartition = this.eqByPartition.get(key);
+    const equalityDeletes =
+      eqByPartition === undefined && this.eqGlobal.length === 0
+        ? NO_REFS
+        : [...(eqByPartition ?? []), ...this.eqGlobal].filter((d) => d.dataSequenceNumber > dataSequenceNumber);
     if (!deletionVector && positionDeletes.length === 0 && equalityDeletes.length === 0) return NO_DELETES;
-    return { ...(deletionVector ? { deletionVector } : {}), positionDeletes, equalityDeletes };
+    return {
+      ...(deletionVector ? { deletionVector } : {}),
+      positionDeletes: positionDeletes === NO_REFS ? [] : positionDeletes,
+      equalityDeletes: equalityDeletes === NO_REFS ? [] : equalityDeletes,
+    };
   }
 }
+
+const NO_REFS: readonly DeleteFileRef[] = [];
 
 function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   const list = map.get(key);

@@ -12,6 +12,7 @@ export {
   type ReadManifestFileOptions,
   type ReadManifestOptions,
   readManifest,
+  readManifestBatches,
   readManifestFile,
 } from './manifest/reader.js';
 export { ManifestWriter, type ManifestWriterOptions } from './manifest/writer.js';

@@ -1,9 +1,10 @@
 import { NotFoundError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
 import { DeleteFileIndex, type ApplicableDeletes, type DeleteFileRef } from './delete-index.js';
-import { FileContent, readManifest, type DataFile } from './manifest.js';
+import { FileContent, readManifestBatches, type DataFile, type ManifestEntry } from './manifest.js';
 import { readManifestList, type ManifestFile } from './manifest-list.js';
-import type { PartitionSpec } from './partition.js';
+import { partitionKey, type PartitionSpec } from './partition.js';
+import type { Row } from './values.js';
 import type { Snapshot } from './snapshot.js';
 import { currentSchema, currentSnapshot, snapshotById, specsById, type TableMetadata } from './table-metadata.js';
 
@@ -15,6 +16,8 @@ export interface FileScanTask {
   /** The snapshot that added the file. */
   readonly snapshotId: bigint | null;
   readonly deletes: ApplicableDeletes;
+  /** partitionKey(dataFile.specId, dataFile.partition), when the scan computed it. */
+  readonly partitionKey?: string;
 }
 
 export interface ScanPlan {
@@ -82,27 +85,45 @@ export async function streamFiles(
   const deleteFiles: DataFile[] = [];
   const deleteRefs: DeleteFileRef[] = [];
   const limit = options.concurrency ?? 8;
-  await forEachLimit(read(1), limit, async (m) => {
-    for await (const e of readManifest(io, m, specs, schema)) {
-      if (e.status === 2) continue;
-      index.add(e);
-      deleteFiles.push(e.dataFile);
-      deleteRefs.push({ file: e.dataFile, dataSequenceNumber: e.sequenceNumber ?? 0n });
-    }
-  });
+  // Read at once, indexed in manifest-list order: the order deletes apply in (and the sums
+  // estimated from them) does not depend on which manifest arrives first.
+  const deleteManifests = read(1);
+  const deleteEntries: ManifestEntry[][] = deleteManifests.map(() => []);
+  await forEachLimit(
+    deleteManifests.map((m, i) => ({ m, i })),
+    limit,
+    async ({ m, i }) => {
+      for await (const batch of readManifestBatches(io, m, specs, schema)) {
+        for (const e of batch) if (e.status !== 2) deleteEntries[i].push(e);
+      }
+    },
+  );
+  for (const e of deleteEntries.flat()) {
+    index.add(e);
+    deleteFiles.push(e.dataFile);
+    deleteRefs.push({ file: e.dataFile, dataSequenceNumber: e.sequenceNumber ?? 0n });
+  }
   const stats = { dataFileStats: options.columnStats !== false };
   const only = typeof options.columnStats === 'object' ? options.columnStats : undefined;
   await forEachLimit(read(0), limit, async (m) => {
-    for await (const e of readManifest(io, m, specs, schema, stats)) {
-      if (e.status === 2 || e.dataFile.content !== FileContent.Data) continue;
-      const seq = e.sequenceNumber ?? 0n;
-      onTask({
-        dataFile: only ? keepStats(e.dataFile, only) : e.dataFile,
-        spec: specs.get(e.dataFile.specId)!,
-        dataSequenceNumber: seq,
-        snapshotId: e.snapshotId,
-        deletes: index.forDataFile(e.dataFile, seq),
-      });
+    // Entries of one partition often share their tuple (manifest/reader.ts): its key is made once.
+    const keys = new Map<Row, string>();
+    for await (const batch of readManifestBatches(io, m, specs, schema, stats)) {
+      for (const e of batch) {
+        if (e.status === 2 || e.dataFile.content !== FileContent.Data) continue;
+        const f = e.dataFile;
+        const seq = e.sequenceNumber ?? 0n;
+        let key = keys.get(f.partition);
+        if (key === undefined) keys.set(f.partition, (key = partitionKey(f.specId, f.partition)));
+        onTask({
+          dataFile: only ? keepStats(f, only) : f,
+          spec: specs.get(f.specId)!,
+          dataSequenceNumber: seq,
+          snapshotId: e.snapshotId,
+          deletes: index.forDataFile(f, seq, key),
+          partitionKey: key,
+        });
+      }
     }
   });
   return { snapshot, deleteFiles, deleteRefs, manifests };

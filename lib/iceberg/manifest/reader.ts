@@ -24,7 +24,9 @@ import {
   ICEBERG_FIELD_NAME_PROP,
   FIELD_ID_PROP,
   avroProjection,
+  type AvroBlock,
 } from '../avro.js';
+import { type AvroCursor, avroReader, avroSkipper } from '../avro-reader.js';
 import { type ManifestFile, ManifestContent } from '../manifest-list.js';
 import { type PartitionSpec, partitionType } from '../partition.js';
 import type { Schema } from '../schema.js';
@@ -58,6 +60,8 @@ export interface ReadManifestFileOptions {
   readonly dataFileStats?: boolean;
   /** Stamped on every DataFile; else the header's partition-spec-id, else 0. */
   readonly specId?: number;
+  /** Decode every record with avsc, never from the bytes directly (tests compare the two). */
+  readonly avsc?: boolean;
 }
 
 export interface OpenManifest {
@@ -170,6 +174,8 @@ interface ManifestDecoder {
   readonly decode: EntryDecoder;
   /** The reader schema the records are read as, when it skips fields (column metrics). */
   readonly projection?: AvroProjection;
+  /** With a projection: the same entries read from the block's bytes, when the schema allows. */
+  readonly direct?: DirectDecoder;
 }
 
 /**
@@ -268,75 +274,249 @@ function entryDecoder(header: AvroContainerHeader, options: ReadManifestFileOpti
       ? avroProjection(withoutDataFileFields(header.schema, dataFileName, new Set(stats.filter((x) => x !== undefined))), header.schema)
       : undefined;
 
+  const build = entryBuilder(path, specId, dataStats);
+  const v: unknown[] = [];
   const decode: EntryDecoder = (rec, index) => {
-    const st = rec[status] as number;
+    const df = rec[dataFileName] as AvroRecord;
+    v[S.STATUS] = rec[status];
+    v[S.SNAPSHOT_ID] = rec[kSnapshotId];
+    v[S.SEQ] = rec[kSeq];
+    v[S.FILE_SEQ] = rec[kFileSeq];
+    v[S.CONTENT] = df[kContent];
+    v[S.FILE_PATH] = df[kFilePath];
+    v[S.FILE_FORMAT] = df[kFileFormat];
+    v[S.PARTITION] = decodePartition(df[kPartition] as AvroRecord | undefined);
+    v[S.RECORD_COUNT] = df[kRecordCount];
+    v[S.FILE_SIZE] = df[kFileSize];
+    v[S.COLUMN_SIZES] = df[kColumnSizes];
+    v[S.VALUE_COUNTS] = df[kValueCounts];
+    v[S.NULL_VALUE_COUNTS] = df[kNullValueCounts];
+    v[S.NAN_VALUE_COUNTS] = df[kNanValueCounts];
+    v[S.LOWER_BOUNDS] = df[kLowerBounds];
+    v[S.UPPER_BOUNDS] = df[kUpperBounds];
+    v[S.KEY_METADATA] = df[kKeyMetadata];
+    v[S.SPLIT_OFFSETS] = df[kSplitOffsets];
+    v[S.EQUALITY_IDS] = df[kEqualityIds];
+    v[S.SORT_ORDER_ID] = df[kSortOrderId];
+    v[S.FIRST_ROW_ID] = df[kFirstRowId];
+    v[S.REFERENCED_DATA_FILE] = df[kReferencedDataFile];
+    v[S.CONTENT_OFFSET] = df[kContentOffset];
+    v[S.CONTENT_SIZE] = df[kContentSize];
+    return build(v, index);
+  };
+  if (!projection) return { decode };
+  // Without metrics, entries decode straight from the block's bytes when the schema allows.
+  const slots = new Map<string, number>([
+    [status, S.STATUS],
+    [kSnapshotId, S.SNAPSHOT_ID],
+    [kSeq, S.SEQ],
+    [kFileSeq, S.FILE_SEQ],
+  ]);
+  const dfSlots = new Map<string, number>([
+    [kContent, S.CONTENT],
+    [kFilePath, S.FILE_PATH],
+    [kFileFormat, S.FILE_FORMAT],
+    [kRecordCount, S.RECORD_COUNT],
+    [kFileSize, S.FILE_SIZE],
+    [kKeyMetadata, S.KEY_METADATA],
+    [kSplitOffsets, S.SPLIT_OFFSETS],
+    [kEqualityIds, S.EQUALITY_IDS],
+    [kSortOrderId, S.SORT_ORDER_ID],
+    [kFirstRowId, S.FIRST_ROW_ID],
+    [kReferencedDataFile, S.REFERENCED_DATA_FILE],
+    [kContentOffset, S.CONTENT_OFFSET],
+    [kContentSize, S.CONTENT_SIZE],
+  ]);
+  const direct = directDecoder(root, named, slots, dataFileName, dfSlots, n.partition, decodePartition, build, path);
+  return direct ? { decode, projection, direct } : { decode, projection };
+}
+
+/** Slots of the values an entry is built from, whichever decoder read them. */
+const S = {
+  STATUS: 0, SNAPSHOT_ID: 1, SEQ: 2, FILE_SEQ: 3, CONTENT: 4, FILE_PATH: 5, FILE_FORMAT: 6, PARTITION: 7, RECORD_COUNT: 8,
+  FILE_SIZE: 9, COLUMN_SIZES: 10, VALUE_COUNTS: 11, NULL_VALUE_COUNTS: 12, NAN_VALUE_COUNTS: 13, LOWER_BOUNDS: 14,
+  UPPER_BOUNDS: 15, KEY_METADATA: 16, SPLIT_OFFSETS: 17, EQUALITY_IDS: 18, SORT_ORDER_ID: 19, FIRST_ROW_ID: 20,
+  REFERENCED_DATA_FILE: 21, CONTENT_OFFSET: 22, CONTENT_SIZE: 23,
+} as const;
+
+/** Checks and converts one entry's values (slots S) into the entry. */
+function entryBuilder(path: string, specId: number, dataStats: boolean): (v: readonly unknown[], index: number) => RawEntry {
+  return (v, index) => {
+    const st = v[S.STATUS] as number;
     if (st !== 0 && st !== 1 && st !== 2) {
       throw new InvalidFileError(`manifest entry ${index} has status ${st} (expected 0, 1 or 2)`, { path });
     }
-    const df = rec[dataFileName] as AvroRecord;
-    const content = (df[kContent] as number | undefined) ?? 0;
+    const content = (v[S.CONTENT] as number | undefined) ?? 0;
     if (content !== 0 && content !== 1 && content !== 2) {
       throw new InvalidFileError(`manifest entry ${index} has data_file.content ${content} (expected 0, 1 or 2)`, { path });
     }
-    const rawFormat = df[kFileFormat] as string;
+    const rawFormat = v[S.FILE_FORMAT] as string;
     const format = isFileFormat(rawFormat) ? rawFormat : String(rawFormat).toUpperCase();
     if (!isFileFormat(format)) {
       throw new InvalidFileError(`manifest entry ${index} has unknown file_format "${String(rawFormat)}"`, { path });
     }
-    const keyMetadata = (df[kKeyMetadata] ?? null) as Uint8Array | null;
+    const keyMetadata = (v[S.KEY_METADATA] ?? null) as Uint8Array | null;
     const dataFile: Mutable<DataFile> = {
       content,
-      filePath: df[kFilePath] as string,
+      filePath: v[S.FILE_PATH] as string,
       fileFormat: format,
       specId,
-      partition: decodePartition(df[kPartition] as AvroRecord | undefined),
-      recordCount: df[kRecordCount] as bigint,
-      fileSizeInBytes: df[kFileSize] as bigint,
+      partition: v[S.PARTITION] as Row,
+      recordCount: v[S.RECORD_COUNT] as bigint,
+      fileSizeInBytes: v[S.FILE_SIZE] as bigint,
       ...(dataStats || content !== 0
         ? {
-            columnSizes: longMap(df[kColumnSizes]),
-            valueCounts: longMap(df[kValueCounts]),
-            nullValueCounts: longMap(df[kNullValueCounts]),
-            nanValueCounts: longMap(df[kNanValueCounts]),
-            lowerBounds: bytesMap(df[kLowerBounds]),
-            upperBounds: bytesMap(df[kUpperBounds]),
+            columnSizes: longMap(v[S.COLUMN_SIZES]),
+            valueCounts: longMap(v[S.VALUE_COUNTS]),
+            nullValueCounts: longMap(v[S.NULL_VALUE_COUNTS]),
+            nanValueCounts: longMap(v[S.NAN_VALUE_COUNTS]),
+            lowerBounds: bytesMap(v[S.LOWER_BOUNDS]),
+            upperBounds: bytesMap(v[S.UPPER_BOUNDS]),
           }
         : NO_STATS),
       keyMetadata: keyMetadata === null ? null : view(keyMetadata),
-      splitOffsets: (df[kSplitOffsets] ?? null) as bigint[] | null,
-      equalityIds: (df[kEqualityIds] ?? null) as number[] | null,
-      sortOrderId: (df[kSortOrderId] ?? null) as number | null,
-      firstRowId: (df[kFirstRowId] ?? null) as bigint | null,
-      referencedDataFile: (df[kReferencedDataFile] ?? null) as string | null,
-      contentOffset: (df[kContentOffset] ?? null) as bigint | null,
-      contentSizeInBytes: (df[kContentSize] ?? null) as bigint | null,
+      splitOffsets: (v[S.SPLIT_OFFSETS] ?? null) as bigint[] | null,
+      equalityIds: (v[S.EQUALITY_IDS] ?? null) as number[] | null,
+      sortOrderId: (v[S.SORT_ORDER_ID] ?? null) as number | null,
+      firstRowId: (v[S.FIRST_ROW_ID] ?? null) as bigint | null,
+      referencedDataFile: (v[S.REFERENCED_DATA_FILE] ?? null) as string | null,
+      contentOffset: (v[S.CONTENT_OFFSET] ?? null) as bigint | null,
+      contentSizeInBytes: (v[S.CONTENT_SIZE] ?? null) as bigint | null,
     };
     return {
       status: st,
-      snapshotId: (rec[kSnapshotId] ?? null) as bigint | null,
-      sequenceNumber: (rec[kSeq] ?? null) as bigint | null,
-      fileSequenceNumber: (rec[kFileSeq] ?? null) as bigint | null,
+      snapshotId: (v[S.SNAPSHOT_ID] ?? null) as bigint | null,
+      sequenceNumber: (v[S.SEQ] ?? null) as bigint | null,
+      fileSequenceNumber: (v[S.FILE_SEQ] ?? null) as bigint | null,
       dataFile,
     };
   };
-  return projection ? { decode, projection } : { decode };
+}
+
+/** Decodes a block's entries from its bytes (avro-reader.ts). */
+type DirectDecoder = (block: AvroBlock, first: number) => RawEntry[];
+
+/**
+ * The entry decoder that reads the block's bytes into value slots, skipping every field it
+ * has no slot for, and shares one partition tuple between the entries of the same partition
+ * (by their bytes). Undefined when a field it reads has a type avro-reader.ts does not read.
+ */
+function directDecoder(
+  root: AvroSchemaObject,
+  named: ReadonlyMap<string, AvroSchemaObject>,
+  slots: ReadonlyMap<string, number>,
+  dataFileName: string,
+  dfSlots: ReadonlyMap<string, number>,
+  partitionName: string | undefined,
+  decodePartition: (rec: AvroRecord | null | undefined) => Row,
+  build: (v: readonly unknown[], index: number) => RawEntry,
+  path: string,
+): DirectDecoder | undefined {
+  type Op = (c: AvroCursor, v: unknown[]) => void;
+  const fieldOps = (fields: readonly AvroFieldSchema[], slotOf: ReadonlyMap<string, number>, nested: (f: AvroFieldSchema) => Op | null | undefined): Op[] | undefined => {
+    const ops: Op[] = [];
+    for (const f of fields) {
+      const special = nested(f);
+      if (special === undefined) return undefined;
+      if (special !== null) {
+        ops.push(special);
+        continue;
+      }
+      const slot = slotOf.get(f.name);
+      if (slot === undefined) {
+        const skip = avroSkipper(f.type, named);
+        if (!skip) return undefined;
+        ops.push(skip);
+      } else {
+        const read = avroReader(f.type, named);
+        if (!read) return undefined;
+        ops.push((c, v) => {
+          v[slot] = read(c);
+        });
+      }
+    }
+    return ops;
+  };
+  const partitionOp = (f: AvroFieldSchema): Op | undefined => {
+    const rec = typeof f.type === 'string' || (typeof f.type === 'object' && !Array.isArray(f.type)) ? resolveRecord(f.type, named) : undefined;
+    if (!rec) return undefined;
+    const skip = avroSkipper(rec, named);
+    const reads = recordFieldsOf(rec).map((pf) => ({ name: pf.name, read: avroReader(pf.type, named) }));
+    if (!skip || reads.some((r) => r.read === undefined)) return undefined;
+    const rows = new Map<string, Row>();
+    return (c, v) => {
+      const start = c.pos;
+      skip(c);
+      const bytes = c.buf.toString('latin1', start, c.pos);
+      let row = rows.get(bytes);
+      if (row === undefined) {
+        const at: AvroCursor = { buf: c.buf, pos: start };
+        const raw: AvroRecord = {};
+        for (const r of reads) raw[r.name] = r.read!(at);
+        rows.set(bytes, (row = decodePartition(raw)));
+      }
+      v[S.PARTITION] = row;
+    };
+  };
+  const dfRecord = resolveRecord(recordFieldsOf(root).find((f) => f.name === dataFileName)?.type, named);
+  if (!dfRecord) return undefined;
+  const dfOps = fieldOps(recordFieldsOf(dfRecord), dfSlots, (f) => (f.name === partitionName ? partitionOp(f) : null));
+  if (!dfOps) return undefined;
+  const noPartition = decodePartition(undefined);
+  const ops = fieldOps(recordFieldsOf(root), slots, (f) =>
+    f.name === dataFileName
+      ? (c, v) => {
+          if (partitionName === undefined) v[S.PARTITION] = noPartition;
+          for (let i = 0; i < dfOps.length; i++) dfOps[i](c, v);
+        }
+      : null,
+  );
+  if (!ops) return undefined;
+  const v: unknown[] = [];
+  return (block, first) => {
+    const c: AvroCursor = { buf: block.data, pos: 0 };
+    const out = new Array<RawEntry>(block.count);
+    for (let i = 0; i < block.count; i++) {
+      try {
+        for (let k = 0; k < ops.length; k++) ops[k](c, v);
+      } catch (e) {
+        throw new InvalidFileError(`cannot decode record ${i} of Avro block ${block.index}: ${(e as Error).message}`, { path, cause: e });
+      }
+      if (c.pos > c.buf.length) throw new InvalidFileError(`truncated record ${i} of ${block.count} in Avro block ${block.index}`, { path });
+      out[i] = build(v, first + i);
+    }
+    if (c.pos !== c.buf.length) {
+      throw new InvalidFileError(`Avro block ${block.index} has ${c.buf.length - c.pos} bytes after its ${block.count} records`, { path });
+    }
+    return out;
+  };
 }
 
 async function openManifest(
   source: ByteSource,
   path: string,
   options: ReadManifestFileOptions,
-): Promise<{ header: ManifestHeader; entries: () => AsyncGenerator<RawEntry> }> {
+): Promise<{ header: ManifestHeader; entries: () => AsyncGenerator<RawEntry>; batches: () => AsyncGenerator<RawEntry[]> }> {
   const reader = await openAvroContainer<AvroRecord>(source, path);
   const header = parseHeader(reader.header);
-  const { decode, projection } = entryDecoder(reader.header, options, options.specId ?? header.partitionSpecId ?? 0);
+  const { decode, projection, direct } = entryDecoder(reader.header, options, options.specId ?? header.partitionSpecId ?? 0);
+  // One batch per block: a caller that takes them whole skips a promise per entry.
+  const batches = async function* (): AsyncGenerator<RawEntry[]> {
+    let i = 0;
+    for await (const block of reader.blocks()) {
+      if (direct && !options.avsc) {
+        yield direct(block, i);
+        i += block.count;
+      } else {
+        yield reader.decodeBlock(block, projection).map((rec) => decode(rec, i++));
+      }
+    }
+  };
   return {
     header,
+    batches,
     entries: async function* () {
-      let i = 0;
-      for await (const block of reader.blocks()) {
-        for (const rec of reader.decodeBlock(block, projection)) yield decode(rec, i++);
-      }
+      for await (const batch of batches()) yield* batch;
     },
   };
 }
@@ -390,6 +570,17 @@ export async function* readManifest(
   schema: Schema,
   options: ReadManifestOptions = {},
 ): AsyncGenerator<ManifestEntry> {
+  for await (const batch of readManifestBatches(io, manifestFile, specsById, schema, options)) yield* batch;
+}
+
+/** readManifest's entries, one array per Avro block (fewer awaits for a caller that reads millions). */
+export async function* readManifestBatches(
+  io: FileIO,
+  manifestFile: ManifestFile,
+  specsById: ReadonlyMap<number, PartitionSpec>,
+  schema: Schema,
+  options: ReadManifestOptions = {},
+): AsyncGenerator<ManifestEntry[]> {
   const path = manifestFile.manifestPath;
   const spec = specsById.get(manifestFile.partitionSpecId);
   if (!spec) {
@@ -411,21 +602,23 @@ export async function* readManifest(
   const rowIds = committed && manifestFile.firstRowId !== null && manifestFile.firstRowId !== undefined;
   let nextRowId = manifestFile.firstRowId ?? 0n;
 
-  for await (const e of m.entries()) {
-    if (e.snapshotId === null) e.snapshotId = manifestFile.addedSnapshotId;
-    if (committed) {
-      const inherit = seq === 0n || e.status === ManifestEntryStatus.Added;
-      if (e.sequenceNumber === null && inherit) e.sequenceNumber = seq;
-      if (e.fileSequenceNumber === null && inherit) e.fileSequenceNumber = seq;
-      if (rowIds) {
-        if (e.status !== ManifestEntryStatus.Deleted && e.dataFile.firstRowId === null) {
-          e.dataFile.firstRowId = nextRowId;
-          nextRowId += e.dataFile.recordCount;
+  for await (const batch of m.batches()) {
+    for (const e of batch) {
+      if (e.snapshotId === null) e.snapshotId = manifestFile.addedSnapshotId;
+      if (committed) {
+        const inherit = seq === 0n || e.status === ManifestEntryStatus.Added;
+        if (e.sequenceNumber === null && inherit) e.sequenceNumber = seq;
+        if (e.fileSequenceNumber === null && inherit) e.fileSequenceNumber = seq;
+        if (rowIds) {
+          if (e.status !== ManifestEntryStatus.Deleted && e.dataFile.firstRowId === null) {
+            e.dataFile.firstRowId = nextRowId;
+            nextRowId += e.dataFile.recordCount;
+          }
+        } else {
+          e.dataFile.firstRowId = null;
         }
-      } else {
-        e.dataFile.firstRowId = null;
       }
     }
-    yield e;
+    yield batch;
   }
 }
