@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InvalidFileError, NotFoundError } from '../../lib/errors.js';
 import { MetadataColumns } from '../../lib/iceberg/schema.js';
+import type { InputFile } from '../../lib/io/file-io.js';
 import type { StructType } from '../../lib/iceberg/types.js';
 import type { Row } from '../../lib/iceberg/values.js';
 import { openParquet, readRowGroups } from '../../lib/parquet/reader.js';
@@ -173,6 +174,38 @@ describe('row groups and columns', () => {
     } finally {
       file.close();
     }
+  });
+
+  it('reads each byte of a file once: row groups reaching into the footer read take the rest of it from there', async () => {
+    const path = tempPath('once.parquet');
+    const w = ParquetWriter.open(io, path, schema, { rowGroupRows: 4000, dictionary: false, compression: 'uncompressed' });
+    await w.writeRows(Array.from({ length: 10_000 }, (_, k) => ({ n: BigInt(k), s: `row number ${k}` })));
+    await w.close();
+    const base = io.newInputFile(path);
+    const length = await base.length();
+    expect(length).toBeGreaterThan(128 * 1024); // larger than the tail read that finds the footer
+    const reads: Array<[number, number]> = [];
+    const counted: InputFile = {
+      path,
+      length: () => base.length(),
+      read: (s, e) => {
+        reads.push([s, e]);
+        return base.read(s, e);
+      },
+    };
+    const file = await openParquet(counted);
+    let n = 0;
+    for await (const b of readRowGroups(file)) n += b.numRows;
+    file.close();
+    expect(n).toBe(10_000);
+    // The file once: its leading magic, the row groups' column chunks, the tail read with the footer.
+    expect(reads.reduce((t, [s, e]) => t + e - s, 0)).toBe(length);
+    const sorted = [...reads].sort((a, b) => a[0] - b[0]);
+    sorted.slice(1).forEach(([s], k) => expect(s).toBeGreaterThanOrEqual(sorted[k][1]));
+    // One row group straddles the tail: only its part before the tail is fetched.
+    const straddling = file.rowGroups.find((g) => g.startOffset < reads[0][0] && g.startOffset + g.compressedSize > reads[0][0]);
+    expect(straddling).toBeDefined();
+    expect(reads).toContainEqual([straddling!.startOffset, reads[0][0]]);
   });
 });
 
