@@ -3,14 +3,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InvalidFileError, NotFoundError } from '../../lib/errors.js';
 import { MetadataColumns } from '../../lib/iceberg/schema.js';
-import type { InputFile } from '../../lib/io/file-io.js';
 import type { StructType } from '../../lib/iceberg/types.js';
 import type { Row } from '../../lib/iceberg/values.js';
 import { openParquet, readRowGroups } from '../../lib/parquet/reader.js';
 import { rowsFromBatch } from '../../lib/parquet/values.js';
 import { ParquetWriter } from '../../lib/parquet/writer.js';
 import { FIXTURES } from '../support/fixtures.js';
-import { io, readRows, tempPath } from './helpers.js';
+import { countingInput, io, readRows, tempPath } from './helpers.js';
 
 const POS = join(FIXTURES, 'iceberg_v2_partitioned_position_deletes/data');
 const EQ = join(FIXTURES, 'iceberg_v2_delete_equality_partitioned/data');
@@ -185,15 +184,7 @@ describe('row groups and columns', () => {
     const length = await base.length();
     expect(length).toBeGreaterThan(128 * 1024); // larger than the tail read that finds the footer
     const reads: Array<[number, number]> = [];
-    const counted: InputFile = {
-      path,
-      length: () => base.length(),
-      read: (s, e) => {
-        reads.push([s, e]);
-        return base.read(s, e);
-      },
-    };
-    const file = await openParquet(counted);
+    const file = await openParquet(countingInput(base, reads));
     let n = 0;
     for await (const b of readRowGroups(file)) n += b.numRows;
     file.close();
