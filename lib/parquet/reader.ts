@@ -135,6 +135,22 @@ export async function openParquet(a: InputFile | FileIO, path?: string, knownLen
   return reader;
 }
 
+/**
+ * Bytes [s, e) of the file: what the tail read with the footer holds (all of a file under 64 KiB)
+ * is not fetched again, so each byte of a file is read once.
+ */
+async function readRange(file: ParquetFileReader, state: ReaderState, s: number, e: number): Promise<Uint8Array> {
+  const { tail, tailStart } = state;
+  if (s >= tailStart) return tail.subarray(s - tailStart, e - tailStart);
+  if (e <= tailStart) return file.input.read(s, e);
+  const head = await file.input.read(s, tailStart);
+  if (head.length !== tailStart - s) return head;
+  const out = new Uint8Array(e - s);
+  out.set(head, 0);
+  out.set(tail.subarray(0, e - tailStart), head.length);
+  return out;
+}
+
 /** Decodes one row group (its kept columns) in wasm, synchronously, and yields its batches one at a time. */
 async function* decodeRowGroup(
   file: ParquetFileReader,
@@ -144,11 +160,7 @@ async function* decodeRowGroup(
   batchSize: number,
 ): AsyncIterable<arrow.RecordBatch> {
   const plan = planRowGroup(state.typed, index, columns);
-  // Ranges inside the tail read with the footer (all of a file under 64 KiB) cost no second read.
-  const { tail, tailStart } = state;
-  const fetched = await Promise.all(
-    plan.reads.map(([s, e]) => (s >= tailStart && e <= tailStart + tail.length ? tail.subarray(s - tailStart, e - tailStart) : file.input.read(s, e))),
-  );
+  const fetched = await Promise.all(plan.reads.map(([s, e]) => readRange(file, state, s, e)));
   fetched.forEach((b, k) => {
     const [s, e] = plan.reads[k];
     if (b.length !== e - s) {

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { StructType } from '../../lib/iceberg/types.js';
 import type { Row } from '../../lib/iceberg/values.js';
+import type { InputFile } from '../../lib/io/file-io.js';
 import { LocalFileIO } from '../../lib/io/local.js';
 import { openParquet, readRowGroups, type ReadOptions } from '../../lib/parquet/reader.js';
 import { rowsFromBatch } from '../../lib/parquet/values.js';
@@ -87,3 +88,15 @@ export async function readRows(path: string, schema: StructType, options: ReadOp
 }
 
 export const hex = (b: Uint8Array | undefined): string | undefined => (b ? Buffer.from(b).toString('hex') : undefined);
+
+/** `base` with every range read recorded in `reads`, in order. */
+export function countingInput(base: InputFile, reads: Array<[number, number]>): InputFile {
+  return {
+    path: base.path,
+    length: () => base.length(),
+    read: (s, e) => {
+      reads.push([s, e]);
+      return base.read(s, e);
+    },
+  };
+}

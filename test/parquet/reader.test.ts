@@ -9,7 +9,7 @@ import { openParquet, readRowGroups } from '../../lib/parquet/reader.js';
 import { rowsFromBatch } from '../../lib/parquet/values.js';
 import { ParquetWriter } from '../../lib/parquet/writer.js';
 import { FIXTURES } from '../support/fixtures.js';
-import { io, readRows, tempPath } from './helpers.js';
+import { countingInput, io, readRows, tempPath } from './helpers.js';
 
 const POS = join(FIXTURES, 'iceberg_v2_partitioned_position_deletes/data');
 const EQ = join(FIXTURES, 'iceberg_v2_delete_equality_partitioned/data');
@@ -173,6 +173,30 @@ describe('row groups and columns', () => {
     } finally {
       file.close();
     }
+  });
+
+  it('reads each byte of a file once: row groups reaching into the footer read take the rest of it from there', async () => {
+    const path = tempPath('once.parquet');
+    const w = ParquetWriter.open(io, path, schema, { rowGroupRows: 4000, dictionary: false, compression: 'uncompressed' });
+    await w.writeRows(Array.from({ length: 10_000 }, (_, k) => ({ n: BigInt(k), s: `row number ${k}` })));
+    await w.close();
+    const base = io.newInputFile(path);
+    const length = await base.length();
+    expect(length).toBeGreaterThan(128 * 1024); // larger than the tail read that finds the footer
+    const reads: Array<[number, number]> = [];
+    const file = await openParquet(countingInput(base, reads));
+    let n = 0;
+    for await (const b of readRowGroups(file)) n += b.numRows;
+    file.close();
+    expect(n).toBe(10_000);
+    // The file once: its leading magic, the row groups' column chunks, the tail read with the footer.
+    expect(reads.reduce((t, [s, e]) => t + e - s, 0)).toBe(length);
+    const sorted = [...reads].sort((a, b) => a[0] - b[0]);
+    sorted.slice(1).forEach(([s], k) => expect(s).toBeGreaterThanOrEqual(sorted[k][1]));
+    // One row group straddles the tail: only its part before the tail is fetched.
+    const straddling = file.rowGroups.find((g) => g.startOffset < reads[0][0] && g.startOffset + g.compressedSize > reads[0][0]);
+    expect(straddling).toBeDefined();
+    expect(reads).toContainEqual([straddling!.startOffset, reads[0][0]]);
   });
 });
 

@@ -3,13 +3,13 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { InvalidFileError, NotFoundError } from '../../lib/errors.js';
 import type { StructType } from '../../lib/iceberg/types.js';
 import type { Row } from '../../lib/iceberg/values.js';
-import type { InputFile } from '../../lib/io/file-io.js';
 import { S3FileIO } from '../../lib/io/s3.js';
 import { openParquet, readRowGroups } from '../../lib/parquet/reader.js';
 import { rowsFromBatch } from '../../lib/parquet/values.js';
 import { ParquetWriter } from '../../lib/parquet/writer.js';
 import { testS3Client } from '../support/moto.js';
 import { freshBucket, testS3Endpoint } from '../support/s3.js';
+import { countingInput } from './helpers.js';
 
 const schema: StructType = {
   type: 'struct',
@@ -40,15 +40,7 @@ describe('Parquet on S3 (moto)', () => {
     // Count the range reads: one for the footer and one per row group read.
     const base = io.newInputFile(path);
     const reads: Array<[number, number]> = [];
-    const counted: InputFile = {
-      path,
-      length: () => base.length(),
-      read: (s, e) => {
-        reads.push([s, e]);
-        return base.read(s, e);
-      },
-    };
-    const file = await openParquet(counted);
+    const file = await openParquet(countingInput(base, reads));
     expect(file.rowGroups.map((g) => g.numRows)).toEqual([100_000, 100_000, 100_000, 100_000]);
     const rows: Row[] = [];
     for await (const b of readRowGroups(file, { rowGroups: [2] })) rows.push(...rowsFromBatch(b, schema));
