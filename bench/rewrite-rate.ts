@@ -28,6 +28,7 @@ import { join } from 'node:path';
 import { loadTable } from '../lib/catalog/table.js';
 import { buildDemoTable } from '../lib/cli/demo.js';
 import { planCompaction } from '../lib/compaction/planner.js';
+import { costRows, lambdaCostPerGb, s3TablesPerGb, TRANSITIONS_PER_GB } from './lambda-cost.js';
 import {
   ensurePython, ensureSparkClasspath, median, nodeChildArgs, REPO_ROOT, runChild, SPARK_CLASSPATH, SPARK_JVM_OPTIONS, type PhaseResult,
 } from './report.js';
@@ -140,40 +141,20 @@ const packice = summary(ours)!;
 const pyarrow = summary(theirs);
 const sparkRuns = summary(sparks);
 
-// ---- Cost per GB compacted (must-show 4). Prices: AWS us-east-1 list prices, December 2026.
+// ---- Cost per GB compacted (must-show 4), at the prices of lib/pipeline/prices.ts (bench/lambda-cost.ts).
 const GB = 1e9;
-const LAMBDA_ARM_GB_S = 0.0000133334; // $ per GB-second, arm64, first 6 billion GB-s a month
-const LAMBDA_REQUEST = 0.2 / 1e6;
-const S3_GET = 0.0004 / 1000;
-const S3_PUT = 0.005 / 1000;
-const SFN_TRANSITION = 0.025 / 1000;
-const S3_TABLES_GB = 0.005;
-const S3_TABLES_OBJECT = 0.002 / 1000;
-const mbPerCpuS = packice.mbPerCpuS as number;
 const filesPerGb = GB / (bytesIn / inputs.length);
 /** Reads per input file: one tail read holds all of a file under 64 KiB (footer and row groups); larger files take a second. */
 const getsPerFile = bytesIn / inputs.length <= 64 * 1024 ? 1 : 2;
 const outBytesPerGb = ((packice.bytesOut as number) / bytesIn) * GB;
-const putsPerGb = Math.ceil(outBytesPerGb / (8 * 2 ** 20)) + 2; // multipart parts of 8 MiB + create/complete
 const proofGetsPerGb = Math.ceil(outBytesPerGb / (512 * 2 ** 20)) * 2; // the proof re-reads each output: tail + row groups
-/** Step Functions transitions per group: plan, map iteration, rewrite, commit and their retries/choices (~15), one group per GB. */
-const transitionsPerGb = 15;
-const lambda = (memoryMb: number, vcpus: number, speedup: number): Record<string, number> => {
-  const cpuSPerGb = GB / MB / mbPerCpuS;
-  const wallS = cpuSPerGb / speedup; // one worker uses `speedup` of its vCPUs
-  const compute = wallS * (memoryMb / 1024) * LAMBDA_ARM_GB_S + LAMBDA_REQUEST;
-  const gets = (filesPerGb * getsPerFile + proofGetsPerGb) * S3_GET;
-  const puts = putsPerGb * S3_PUT;
-  const sfn = transitionsPerGb * SFN_TRANSITION;
-  return { memoryMb, vcpus, cpuSPerGb: +cpuSPerGb.toFixed(1), wallSPerGb: +wallS.toFixed(1), compute, gets, puts, sfn, total: compute + gets + puts + sfn };
-};
-const s3Tables = S3_TABLES_GB + filesPerGb * S3_TABLES_OBJECT;
+const workload = { mbPerCpuS: packice.mbPerCpuS as number, filesPerGb, getsPerGb: filesPerGb * getsPerFile + proofGetsPerGb, outBytesPerGb };
 const cost = {
-  filesPerGb: Math.round(filesPerGb), getsPerFile, putsPerGb, transitionsPerGb,
-  oneVcpu: lambda(1769, 1, 1),
+  filesPerGb: Math.round(filesPerGb), getsPerFile, transitionsPerGb: TRANSITIONS_PER_GB,
+  oneVcpu: lambdaCostPerGb(workload, 1769, 1),
   // Measured on 2 CPUs: one worker runs on one; a 6-vCPU Lambda only pays off with work for the other five.
-  sixVcpuOneWorker: lambda(10240, 6, 1),
-  s3Tables,
+  sixVcpuOneWorker: lambdaCostPerGb(workload, 10240, 6),
+  s3Tables: s3TablesPerGb(filesPerGb),
 };
 
 const out = {
@@ -210,13 +191,4 @@ console.log([
     : '| Spark `rewrite_data_files` | not run (SPARK=1 to build and run it) | | | | | | | |',
   spark ? cpuRow('Spark, the whole JVM (start, warm-up, call, stop)', sparkRuns, true) : null,
 ].filter((x) => x !== null).join('\n'));
-const usd = (x: number): string => `$${x.toFixed(4)}`;
-const line = (label: string, c: Record<string, number>): string =>
-  `| ${label} | ${c.cpuSPerGb} CPU-s, ${c.wallSPerGb} s | ${usd(c.compute)} | ${usd(c.gets)} | ${usd(c.puts)} | ${usd(c.sfn)} | **${usd(c.total)}** | ${usd(s3Tables)} | ${(c.total / s3Tables).toFixed(2)}× |`;
-console.log([
-  '',
-  '| Lambda arm64 | per GB | compute | S3 GET | S3 PUT | Step Functions | total per GB | S3 Tables | ours ÷ S3 Tables |',
-  '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
-  line('1,769 MB (1 vCPU)', cost.oneVcpu),
-  line('10,240 MB (6 vCPU), one worker', cost.sixVcpuOneWorker),
-].join('\n'));
+console.log(['', ...costRows([['1,769 MB (1 vCPU)', cost.oneVcpu], ['10,240 MB (6 vCPU), one worker', cost.sixVcpuOneWorker]], filesPerGb)].join('\n'));

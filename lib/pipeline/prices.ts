@@ -41,3 +41,10 @@ export function pricesFor(region: string | undefined): { readonly pricedAs: stri
 
 /** Amazon S3 Tables' published compaction price, for comparison: per GB processed and per 1,000 objects. */
 export const S3_TABLES_COMPACTION = { perGbUsd: 0.005, perThousandObjectsUsd: 0.002 } as const;
+
+/**
+ * Amazon S3 Standard request prices, us-east-1, for the benchmarks' cost per GB: GET per request,
+ * PUT (also multipart create, part and complete) per request. Source, read 2026-12-02:
+ * https://aws.amazon.com/s3/pricing/ ("Requests & data retrievals").
+ */
+export const S3_REQUESTS = { getUsd: 0.0004 / 1000, putUsd: 0.005 / 1000 } as const;

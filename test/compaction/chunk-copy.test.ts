@@ -19,7 +19,7 @@ import { currentSchema, type TableMetadata } from '../../lib/iceberg/table-metad
 import { readFooter } from '../../lib/parquet/footer.js';
 import { readRows } from '../../lib/table/data-reader.js';
 import { appendRows, deleteRows, updateSchema } from '../../lib/table/operations.js';
-import { scanRows } from '../../lib/table/scan.js';
+import { LAST_UPDATED_SEQUENCE_NUMBER_FIELD, ROW_ID_FIELD, scanRows } from '../../lib/table/scan.js';
 import { planAll } from '../support/compaction.js';
 import { CHUNK_COPY_SCHEMA, chunkCopyRow, chunkCopyTable } from '../support/chunk-copy-table.js';
 import { listTree } from '../support/table-files.js';
@@ -186,6 +186,36 @@ describe('chunk copy: what goes the decode path', () => {
     const plan = await planAll(io, t.metadata, { strategy: 'sort', sortOrder: 'id' });
     const r = await rewriteGroup(io, t.metadata, plan, plan.groups[0]);
     expect(r.outputs.some(isCopy)).toBe(false);
+  });
+});
+
+describe('chunk copy: v3 row lineage', () => {
+  async function lineageRows(t: Table): Promise<string[]> {
+    const schema = { type: 'struct' as const, fields: [...currentSchema(t.metadata).fields, ROW_ID_FIELD, LAST_UPDATED_SEQUENCE_NUMBER_FIELD] };
+    const out: string[] = [];
+    for await (const r of scanRows(t.io, t.metadata, { rowLineage: true })) out.push(stringifyJson(rowToJson(r, schema)));
+    return out.sort();
+  }
+
+  it('copies only files whose rows carry their lineage; row ids and sequence numbers survive', async () => {
+    const t0 = await chunkCopyTable(io, 3, 20, {}, 3);
+    const before = await lineageRows(t0);
+    // Files as appended inherit their lineage: decoded, which writes it.
+    const plan = await planAll(io, t0.metadata);
+    const first = await rewriteGroup(io, t0.metadata, plan, plan.groups[0]);
+    expect(first.outputs.some(isCopy)).toBe(false);
+    expect(await commitAll(t0, plan, first)).toEqual(await tableRows(t0));
+    const t1 = await loadTable(t0.location);
+    expect(await lineageRows(t1)).toEqual(before);
+    // The outputs carry it: a second compaction copies them.
+    const t2 = await appendRows(t1, [chunkCopyRow(500, 'a')]);
+    const plan2 = await planAll(io, t2.metadata);
+    const group = plan2.groups.find((g) => g.inputs.length === 2)!;
+    const second = await rewriteGroup(io, t2.metadata, plan2, group);
+    expect(second.outputs.filter(isCopy).map((o) => Number(o.recordCount))).toEqual([Number(first.outputs[0].recordCount)]);
+    const beforeSecond = await lineageRows(t2);
+    await commitAll(t2, plan2, second);
+    expect(await lineageRows(await loadTable(t2.location))).toEqual(beforeSecond);
   });
 });
 

@@ -46,9 +46,12 @@ export function chunkCopyRow(id: number, category: string): Row {
   };
 }
 
-/** A v2 table partitioned by category, one file per partition per append, copying every row group (floor 1 byte). */
-export async function chunkCopyTable(io: FileIO, appends: number, rowsPerAppend: number, properties: Record<string, string> = {}): Promise<Table> {
+/** A table (v2 unless asked) partitioned by category, one file per partition per append, copying every row group (floor 1 byte). */
+export async function chunkCopyTable(
+  io: FileIO, appends: number, rowsPerAppend: number, properties: Record<string, string> = {}, formatVersion: 2 | 3 = 2,
+): Promise<Table> {
   let t = await createNewTable(io, join(tempDir(), 'chunk-copy'), {
+    formatVersion,
     schema: CHUNK_COPY_SCHEMA,
     partitionFields: [{ sourceId: 2, name: 'category', transform: { kind: 'identity' } }],
     properties: { [COPY_MIN_ROW_GROUP_BYTES_PROPERTY]: '1', ...properties },
