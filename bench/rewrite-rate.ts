@@ -189,6 +189,6 @@ console.log([
   spark
     ? cpuRow(`Spark ${String(sparkInfo?.spark)} + Iceberg ${String(sparkInfo?.iceberg)} \`rewrite_data_files\`, the call alone`, sparkRuns)
     : '| Spark `rewrite_data_files` | not run (SPARK=1 to build and run it) | | | | | | | |',
-  spark ? cpuRow('Spark, the whole JVM (start, warm-up, call, stop)', sparkRuns, true) : null,
+  spark ? cpuRow('Spark, the whole JVM (start, session, warm-up, call; not the stop)', sparkRuns, true) : null,
 ].filter((x) => x !== null).join('\n'));
 console.log(['', ...costRows([['1,769 MB (1 vCPU)', cost.oneVcpu], ['10,240 MB (6 vCPU), one worker', cost.sixVcpuOneWorker]], filesPerGb)].join('\n'));
