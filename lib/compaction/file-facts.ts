@@ -224,11 +224,11 @@ export class FactsAccumulator {
   private deletesOf(task: FileScanTask): readonly DeleteFileRef[] {
     const dv = task.deletes.deletionVector;
     if (!dv && task.deletes.positionDeletes.length === 0 && task.deletes.equalityDeletes.length === 0) return NO_DELETE_REFS;
-    return [
-      ...(dv ? [dv] : []),
-      ...[...task.deletes.positionDeletes].sort(bySeqThenKey),
-      ...(this.policy.mode === 'minor' ? [] : [...task.deletes.equalityDeletes].sort(bySeqThenKey)),
-    ];
+    const out: DeleteFileRef[] = dv ? [dv] : [];
+    if (task.deletes.positionDeletes.length > 0) out.push(...[...task.deletes.positionDeletes].sort(bySeqThenKey));
+    if (this.policy.mode !== 'minor' && task.deletes.equalityDeletes.length > 0) out.push(...[...task.deletes.equalityDeletes].sort(bySeqThenKey));
+    // Kept for every candidate with deletes: no spare capacity.
+    return out.slice();
   }
 
   private factsOf(task: FileScanTask, key: string): FileFacts {
@@ -267,7 +267,8 @@ export class FactsAccumulator {
       deletedRecords: deleted,
       equalityDeletes: task.deletes.equalityDeletes.length,
       reasons: shared,
-      ...(why ? { unrewritable: why } : {}),
+      // Always present (undefined when rewritable): one object shape for every file, no spread.
+      unrewritable: why,
     };
   }
 }

@@ -212,15 +212,22 @@ export function avroReader(schema: AvroSchema, named: ReadonlyMap<string, AvroSc
     const item = avroReader(o.items as AvroSchema, named);
     if (item === undefined) return undefined;
     return (c) => {
-      const out: unknown[] = [];
+      let out: unknown[] | undefined;
       for (;;) {
         let n = readVarInt(c);
-        if (n === 0 || c.pos > c.buf.length) return out;
+        if (n === 0 || c.pos > c.buf.length) return out ?? [];
         if (n < 0) {
           n = -n;
           skipVarInt(c);
         }
-        for (; n > 0; n--) out.push(item(c));
+        // Sized to the first block (most lists are one block): no spare capacity kept.
+        if (out === undefined && n <= c.buf.length - c.pos) {
+          out = new Array<unknown>(n);
+          for (let i = 0; i < n; i++) out[i] = item(c);
+        } else {
+          out ??= [];
+          for (; n > 0; n--) out.push(item(c));
+        }
       }
     };
   }

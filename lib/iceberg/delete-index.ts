@@ -74,26 +74,33 @@ export class DeleteFileIndex {
     const deletionVector = dv && dv.length > 0 ? dv.reduce((a, b) => (b.dataSequenceNumber > a.dataSequenceNumber ? b : a)) : undefined;
     const byPath = deletionVector || this.posByPath.size === 0 ? undefined : this.posByPath.get(path);
     const byPartition = deletionVector ? undefined : this.posByPartition.get(key);
-    const positionDeletes =
-      byPath === undefined && byPartition === undefined
-        ? NO_REFS
-        : [...(byPath ?? []), ...(byPartition ?? [])].filter((d) => d.dataSequenceNumber >= dataSequenceNumber);
+    const positionDeletes = select(byPath, byPartition, (d) => d.dataSequenceNumber >= dataSequenceNumber);
     // Equality deletes: delete seq > data seq, strictly.
     const eqByPartition = this.eqByPartition.get(key);
-    const equalityDeletes =
-      eqByPartition === undefined && this.eqGlobal.length === 0
-        ? NO_REFS
-        : [...(eqByPartition ?? []), ...this.eqGlobal].filter((d) => d.dataSequenceNumber > dataSequenceNumber);
+    const equalityDeletes = select(eqByPartition, this.eqGlobal, (d) => d.dataSequenceNumber > dataSequenceNumber);
     if (!deletionVector && positionDeletes.length === 0 && equalityDeletes.length === 0) return NO_DELETES;
-    return {
-      ...(deletionVector ? { deletionVector } : {}),
-      positionDeletes: positionDeletes === NO_REFS ? [] : positionDeletes,
-      equalityDeletes: equalityDeletes === NO_REFS ? [] : equalityDeletes,
-    };
+    return { ...(deletionVector ? { deletionVector } : {}), positionDeletes, equalityDeletes };
   }
 }
 
-const NO_REFS: readonly DeleteFileRef[] = [];
+/**
+ * The refs of `a` then `b` that `keep` accepts, in an array of exactly their number (a plan
+ * holds one per data file with deletes).
+ */
+function select(
+  a: readonly DeleteFileRef[] | undefined,
+  b: readonly DeleteFileRef[] | undefined,
+  keep: (d: DeleteFileRef) => boolean,
+): DeleteFileRef[] {
+  let n = 0;
+  for (const d of a ?? []) if (keep(d)) n++;
+  for (const d of b ?? []) if (keep(d)) n++;
+  const out = new Array<DeleteFileRef>(n);
+  let i = 0;
+  for (const d of a ?? []) if (keep(d)) out[i++] = d;
+  for (const d of b ?? []) if (keep(d)) out[i++] = d;
+  return out;
+}
 
 function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   const list = map.get(key);

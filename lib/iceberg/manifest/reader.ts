@@ -26,7 +26,7 @@ import {
   avroProjection,
   type AvroBlock,
 } from '../avro.js';
-import { type AvroCursor, avroReader, avroSkipper } from '../avro-reader.js';
+import { type AvroCursor, type AvroRead, avroReader, avroSkipper } from '../avro-reader.js';
 import { type ManifestFile, ManifestContent } from '../manifest-list.js';
 import { type PartitionSpec, partitionType } from '../partition.js';
 import type { Schema } from '../schema.js';
@@ -190,10 +190,6 @@ function withoutDataFileFields(schema: AvroSchema, dataFileName: string, drop: R
   return copy;
 }
 
-const NO_STATS = {
-  columnSizes: null, valueCounts: null, nullValueCounts: null, nanValueCounts: null, lowerBounds: null, upperBounds: null,
-} as const;
-
 function entryDecoder(header: AvroContainerHeader, options: ReadManifestFileOptions, specId: number): ManifestDecoder {
   const path = header.path;
   const named = namedAvroTypes(header.schema);
@@ -339,6 +335,23 @@ const S = {
   REFERENCED_DATA_FILE: 21, CONTENT_OFFSET: 22, CONTENT_SIZE: 23,
 } as const;
 
+/** Slots whose lists repeat from file to file (split offsets, equality ids): one array per distinct value. */
+const INTERNED: ReadonlySet<number> = new Set([S.SPLIT_OFFSETS, S.EQUALITY_IDS]);
+
+function interned(read: AvroRead): AvroRead {
+  const seen = new Map<string, unknown>();
+  return (c) => {
+    const start = c.pos;
+    const value = read(c);
+    if (value === null) return value;
+    const bytes = c.buf.toString('latin1', start, c.pos);
+    const known = seen.get(bytes);
+    if (known !== undefined) return known;
+    if (seen.size < 4096) seen.set(bytes, value);
+    return value;
+  };
+}
+
 /** Checks and converts one entry's values (slots S) into the entry. */
 function entryBuilder(path: string, specId: number, dataStats: boolean): (v: readonly unknown[], index: number) => RawEntry {
   return (v, index) => {
@@ -356,6 +369,7 @@ function entryBuilder(path: string, specId: number, dataStats: boolean): (v: rea
       throw new InvalidFileError(`manifest entry ${index} has unknown file_format "${String(rawFormat)}"`, { path });
     }
     const keyMetadata = (v[S.KEY_METADATA] ?? null) as Uint8Array | null;
+    const stats = dataStats || content !== 0;
     const dataFile: Mutable<DataFile> = {
       content,
       filePath: v[S.FILE_PATH] as string,
@@ -364,16 +378,13 @@ function entryBuilder(path: string, specId: number, dataStats: boolean): (v: rea
       partition: v[S.PARTITION] as Row,
       recordCount: v[S.RECORD_COUNT] as bigint,
       fileSizeInBytes: v[S.FILE_SIZE] as bigint,
-      ...(dataStats || content !== 0
-        ? {
-            columnSizes: longMap(v[S.COLUMN_SIZES]),
-            valueCounts: longMap(v[S.VALUE_COUNTS]),
-            nullValueCounts: longMap(v[S.NULL_VALUE_COUNTS]),
-            nanValueCounts: longMap(v[S.NAN_VALUE_COUNTS]),
-            lowerBounds: bytesMap(v[S.LOWER_BOUNDS]),
-            upperBounds: bytesMap(v[S.UPPER_BOUNDS]),
-          }
-        : NO_STATS),
+      // One literal, no spread: every field stays in the object (a million of them are kept).
+      columnSizes: stats ? longMap(v[S.COLUMN_SIZES]) : null,
+      valueCounts: stats ? longMap(v[S.VALUE_COUNTS]) : null,
+      nullValueCounts: stats ? longMap(v[S.NULL_VALUE_COUNTS]) : null,
+      nanValueCounts: stats ? longMap(v[S.NAN_VALUE_COUNTS]) : null,
+      lowerBounds: stats ? bytesMap(v[S.LOWER_BOUNDS]) : null,
+      upperBounds: stats ? bytesMap(v[S.UPPER_BOUNDS]) : null,
       keyMetadata: keyMetadata === null ? null : view(keyMetadata),
       splitOffsets: (v[S.SPLIT_OFFSETS] ?? null) as bigint[] | null,
       equalityIds: (v[S.EQUALITY_IDS] ?? null) as number[] | null,
@@ -430,8 +441,9 @@ function directDecoder(
       } else {
         const read = avroReader(f.type, named);
         if (!read) return undefined;
+        const value = INTERNED.has(slot) ? interned(read) : read;
         ops.push((c, v) => {
-          v[slot] = read(c);
+          v[slot] = value(c);
         });
       }
     }
