@@ -52,20 +52,34 @@ function fmix32(h: number): number {
   return h >>> 0;
 }
 
-/** Lane A's step: one word into state `a`. */
+/** Lane A's step: one word into state `a` (the word's part and the state's part, split so constant words are mixed once). */
 function mixA(a: number, w: number): number {
-  let k = Math.imul(w | 0, A1);
-  k = (k << 15) | (k >>> 17);
-  a ^= Math.imul(k, A2);
+  return stepA(a, keyA(w));
+}
+
+function keyA(w: number): number {
+  const k = Math.imul(w | 0, A1);
+  return Math.imul((k << 15) | (k >>> 17), A2);
+}
+
+function stepA(a: number, key: number): number {
+  a ^= key;
   a = (a << 13) | (a >>> 19);
   return (Math.imul(a, 5) + 0xe6546b64) | 0;
 }
 
 /** Lane B's step: one word into state `b`. */
 function mixB(b: number, w: number): number {
-  let j = Math.imul(w ^ 0x5bd1e995, B1);
-  j = (j << 13) | (j >>> 19);
-  b ^= Math.imul(j, B2);
+  return stepB(b, keyB(w));
+}
+
+function keyB(w: number): number {
+  const j = Math.imul(w ^ 0x5bd1e995, B1);
+  return Math.imul((j << 13) | (j >>> 19), B2);
+}
+
+function stepB(b: number, key: number): number {
+  b ^= key;
   b = (b << 17) | (b >>> 15);
   return (Math.imul(b, 9) + 0x165667b1) | 0;
 }
@@ -451,7 +465,22 @@ function validAt(data: AnyData, i: number): boolean {
   return (bitmap[bit >> 3] & (1 << (bit & 7))) !== 0;
 }
 
-type ColumnEncoder = (data: AnyData, lanes: ColumnLanes, rows: Active) => void;
+type ColumnEncoder = ((data: AnyData, lanes: ColumnLanes, rows: Active) => void) & {
+  /**
+   * The fast path: mixes the field id and then the value into each active row in one pass (a
+   * row's lane state loaded and stored once); false, doing nothing, when `data` is not of the
+   * layout it handles (the caller then mixes the id and calls the encoder).
+   */
+  withId?: (data: AnyData, lanes: ColumnLanes, rows: Active, id: number) => boolean;
+};
+
+/** Mixes the field id `id`, then the column's values, into every active row. */
+function encodeWithId(encode: ColumnEncoder, data: AnyData, lanes: ColumnLanes, rows: Active, id: number): void {
+  if (encode.withId?.(data, lanes, rows, id)) return;
+  const m = activeCount(rows, data.length);
+  for (let r = 0; r < m; r++) lanes.word(rows ? rows[r] : r, id);
+  encode(data, lanes, rows);
+}
 
 /** The validity bitmap when some value is null, else undefined (every row valid). */
 function nullMask(data: AnyData): Uint8Array | undefined {
@@ -459,26 +488,108 @@ function nullMask(data: AnyData): Uint8Array | undefined {
   return data.nullCount > 0 && bitmap && bitmap.length > 0 ? bitmap : undefined;
 }
 
+const NULL_A = keyA(0);
+const NULL_B = keyB(0);
+
+/** Whether bit `bit` of a validity mask says null (no mask: nothing is). */
+function isNull(mask: Uint8Array | undefined, bit: number): boolean {
+  return mask !== undefined && (mask[bit >> 3] & (1 << (bit & 7))) === 0;
+}
+
 /**
- * Hashes the tag and two words per value of a fixed-width column (`w0(i)`/`w1(i)` given as word
- * arrays and a stride): a null row hashes as the word 0. No closure per value: this is the hot loop.
+ * The hot loop of fixed-width columns: the value of row i is the type tag, then
+ * `words[stride·i]` and the next word (or the first word's sign), mixed after the field id `id`
+ * when there is one; a null row hashes as the word 0. A row's lane state stays in locals, and
+ * the constant words' parts are mixed once.
  */
-function fixedWords(data: AnyData, lanes: ColumnLanes, rows: Active, tag: number, words: Int32Array | Uint32Array, stride: number, signExtend: boolean): void {
-  const m = activeCount(rows, data.length);
+function fixedWords(
+  data: AnyData,
+  lanes: ColumnLanes,
+  rows: Active,
+  id: number | undefined,
+  tag: number,
+  words: Int32Array | Uint32Array,
+  stride: number,
+  signExtend: boolean,
+): void {
+  const { a: A, b: B, n: N } = lanes;
   const mask = nullMask(data);
-  const off = data.offset;
-  for (let r = 0; r < m; r++) {
+  const [idA, idB, tagA, tagB] = [keyA(id ?? 0), keyB(id ?? 0), keyA(tag), keyB(tag)];
+  const idWords = id === undefined ? 0 : 1;
+  for (let r = 0, m = activeCount(rows, data.length); r < m; r++) {
     const i = rows ? rows[r] : r;
-    if (mask !== undefined) {
-      const bit = off + i;
-      if ((mask[bit >> 3] & (1 << (bit & 7))) === 0) {
-        lanes.word(i, 0);
-        continue;
-      }
+    const a = idWords ? stepA(A[i], idA) : A[i];
+    const b = idWords ? stepB(B[i], idB) : B[i];
+    if (isNull(mask, data.offset + i)) {
+      A[i] = stepA(a, NULL_A);
+      B[i] = stepB(b, NULL_B);
+      N[i] += idWords + 1;
+    } else {
+      const lo = words[stride * i] | 0;
+      const hi = signExtend ? lo >> 31 : words[stride * i + 1] | 0;
+      A[i] = mixA(mixA(stepA(a, tagA), lo), hi);
+      B[i] = mixB(mixB(stepB(b, tagB), lo), hi);
+      N[i] += idWords + 3;
     }
-    const lo = words[stride * i] | 0;
-    lanes.word3(i, tag, lo, signExtend ? lo >> 31 : words[stride * i + 1] | 0);
   }
+}
+
+/**
+ * The hot loop of UTF-8 columns, after the field id `id` when there is one: ASCII values hash
+ * word by word from their bytes (two per word, as UTF-16 code units), others are decoded first.
+ * With an id, a column holding a non-ASCII value returns false, doing nothing: the caller then
+ * mixes the id and calls again without one.
+ */
+function utf8Words(data: AnyData, lanes: ColumnLanes, rows: Active, id: number | undefined): boolean {
+  const offsets = data.valueOffsets as Int32Array;
+  const bytes = data.values as Uint8Array;
+  if (id !== undefined && !isAscii(bytes, offsets[0], offsets[data.length])) return false;
+  const { a: A, b: B, n: N } = lanes;
+  const mask = nullMask(data);
+  const [idA, idB, tagA, tagB] = [keyA(id ?? 0), keyB(id ?? 0), keyA(5), keyB(5)];
+  const idWords = id === undefined ? 0 : 1;
+  for (let r = 0, m = activeCount(rows, data.length); r < m; r++) {
+    const i = rows ? rows[r] : r;
+    let a = idWords ? stepA(A[i], idA) : A[i];
+    let b = idWords ? stepB(B[i], idB) : B[i];
+    const s = offsets[i];
+    const e = offsets[i + 1];
+    if (isNull(mask, data.offset + i)) {
+      A[i] = stepA(a, NULL_A);
+      B[i] = stepB(b, NULL_B);
+      N[i] += idWords + 1;
+      continue;
+    }
+    if (!idWords && !isAscii(bytes, s, e)) {
+      // UTF-16 code units are what the row encoding hashes.
+      text(utf8.decode(bytes.subarray(s, e)), lanes.load(i));
+      lanes.store(i);
+      continue;
+    }
+    a = mixA(stepA(a, tagA), e - s);
+    b = mixB(stepB(b, tagB), e - s);
+    let k = s;
+    for (; k + 1 < e; k += 2) {
+      const w = bytes[k] | (bytes[k + 1] << 16);
+      a = mixA(a, w);
+      b = mixB(b, w);
+    }
+    let n = idWords + 2 + ((e - s) >> 1);
+    if (k < e) {
+      a = mixA(a, bytes[k]);
+      b = mixB(b, bytes[k]);
+      n++;
+    }
+    A[i] = a;
+    B[i] = b;
+    N[i] += n;
+  }
+  return true;
+}
+
+function isAscii(bytes: Uint8Array, s: number, e: number): boolean {
+  for (let k = s; k < e; k++) if (bytes[k] >= 0x80) return false;
+  return true;
 }
 
 /** Calls `body` for each active non-null row; a null row hashes as the word 0. */
@@ -507,36 +618,63 @@ function perValue(type: IcebergType): ColumnEncoder {
   };
 }
 
+function fused(encode: ColumnEncoder, withId: NonNullable<ColumnEncoder['withId']>): ColumnEncoder {
+  return Object.assign(encode, { withId });
+}
+
 function columnEncoderFor(type: IcebergType): ColumnEncoder {
   const fallback = perValue(type);
   if (isLongValued(type)) {
-    return (data, lanes, rows) => {
-      if (!(data.values instanceof BigInt64Array)) return fallback(data, lanes, rows);
+    const words = (data: AnyData): Int32Array | undefined => {
       const v = data.values;
-      fixedWords(data, lanes, rows, 2, new Int32Array(v.buffer, v.byteOffset, v.length * 2), 2, false);
+      return v instanceof BigInt64Array ? new Int32Array(v.buffer, v.byteOffset, v.length * 2) : undefined;
     };
+    return fused(
+      (data, lanes, rows) => {
+        const w = words(data);
+        if (!w) return fallback(data, lanes, rows);
+        fixedWords(data, lanes, rows, undefined, 2, w, 2, false);
+      },
+      (data, lanes, rows, id) => {
+        const w = words(data);
+        if (w) fixedWords(data, lanes, rows, id, 2, w, 2, false);
+        return w !== undefined;
+      },
+    );
   }
   switch (type.type) {
     case 'int':
     case 'date':
-      return (data, lanes, rows) => {
-        if (!(data.values instanceof Int32Array)) return fallback(data, lanes, rows);
-        fixedWords(data, lanes, rows, 2, data.values, 1, true);
+      return fused(
+        (data, lanes, rows) => {
+          if (!(data.values instanceof Int32Array)) return fallback(data, lanes, rows);
+          fixedWords(data, lanes, rows, undefined, 2, data.values, 1, true);
+        },
+        (data, lanes, rows, id) => {
+          if (!(data.values instanceof Int32Array)) return false;
+          fixedWords(data, lanes, rows, id, 2, data.values, 1, true);
+          return true;
+        },
+      );
+    case 'decimal': {
+      /** A 128-bit decimal column whose values all fit 64 bits: those hash as longs, in the fixed-width loop. */
+      const narrowWords = (data: AnyData): Uint32Array | undefined => {
+        if (!arrow.DataType.isDecimal(data.type) || data.type.bitWidth !== 128) return undefined;
+        const w = data.values as Uint32Array;
+        const mask = nullMask(data);
+        for (let i = 0; i < data.length; i++) {
+          const ext = (w[4 * i + 1] | 0) < 0 ? -1 : 0;
+          if (((w[4 * i + 2] | 0) !== ext || (w[4 * i + 3] | 0) !== ext) && (mask === undefined || validAt(data, i))) return undefined;
+        }
+        return w;
       };
-    case 'decimal':
-      return (data, lanes, rows) => {
+      const general: ColumnEncoder = (data, lanes, rows) => {
         if (!arrow.DataType.isDecimal(data.type) || data.type.bitWidth !== 128) return fallback(data, lanes, rows);
         const w = data.values as Uint32Array;
         let wide: IcebergValue[] | undefined;
-        // Mostly values of 64 bits or less: those hash as longs, in the fixed-width loop.
-        let narrow = true;
-        const mask = nullMask(data);
-        for (let i = 0; i < data.length && narrow; i++) {
-          const ext = (w[4 * i + 1] | 0) < 0 ? -1 : 0;
-          if (((w[4 * i + 2] | 0) !== ext || (w[4 * i + 3] | 0) !== ext) && (mask === undefined || validAt(data, i))) narrow = false;
-        }
+        const narrow = narrowWords(data);
         if (narrow) {
-          fixedWords(data, lanes, rows, 2, w, 4, false);
+          fixedWords(data, lanes, rows, undefined, 2, narrow, 4, false);
           return;
         }
         eachValue(data, lanes, rows, (i) => {
@@ -552,22 +690,26 @@ function columnEncoderFor(type: IcebergType): ColumnEncoder {
           }
         });
       };
+      return fused(general, (data, lanes, rows, id) => {
+        const narrow = narrowWords(data);
+        if (narrow) fixedWords(data, lanes, rows, id, 2, narrow, 4, false);
+        return narrow !== undefined;
+      });
+    }
     case 'float':
-    case 'double':
-      return (data, lanes, rows) => {
+    case 'double': {
+      /** A double column's words; NaN payloads are canonicalised first (one NaN). */
+      const doubleWords = (v: Float64Array): Uint32Array => {
+        for (let i = 0; i < v.length; i++) {
+          if (v[i] !== v[i]) return new Uint32Array(Float64Array.from(v, (x) => (x !== x ? Number.NaN : x)).buffer);
+        }
+        return new Uint32Array(v.buffer, v.byteOffset, v.length * 2);
+      };
+      const general: ColumnEncoder = (data, lanes, rows) => {
         if (!(data.values instanceof Float64Array || data.values instanceof Float32Array)) return fallback(data, lanes, rows);
         const v = data.values;
         if (v instanceof Float64Array) {
-          // Doubles hash their own words; NaN payloads are canonicalised first (one NaN).
-          let words = new Uint32Array(v.buffer, v.byteOffset, v.length * 2);
-          for (let i = 0; i < v.length; i++) {
-            if (v[i] !== v[i]) {
-              const copy = Float64Array.from(v, (x) => (x !== x ? Number.NaN : x));
-              words = new Uint32Array(copy.buffer);
-              break;
-            }
-          }
-          fixedWords(data, lanes, rows, 4, words, 2, false);
+          fixedWords(data, lanes, rows, undefined, 4, doubleWords(v), 2, false);
           return;
         }
         eachValue(data, lanes, rows, (i) => {
@@ -576,6 +718,12 @@ function columnEncoderFor(type: IcebergType): ColumnEncoder {
           lanes.word3(i, 4, F64_WORDS[0], F64_WORDS[1]);
         });
       };
+      return fused(general, (data, lanes, rows, id) => {
+        if (!(data.values instanceof Float64Array)) return false;
+        fixedWords(data, lanes, rows, id, 4, doubleWords(data.values), 2, false);
+        return true;
+      });
+    }
     case 'boolean':
       return (data, lanes, rows) => {
         if (!arrow.DataType.isBool(data.type)) return fallback(data, lanes, rows);
@@ -587,40 +735,13 @@ function columnEncoderFor(type: IcebergType): ColumnEncoder {
         });
       };
     case 'string':
-      return (data, lanes, rows) => {
-        if (!arrow.DataType.isUtf8(data.type)) return fallback(data, lanes, rows);
-        const offsets = data.valueOffsets as Int32Array;
-        const bytes = data.values as Uint8Array;
-        const m = activeCount(rows, data.length);
-        const mask = nullMask(data);
-        for (let r = 0; r < m; r++) {
-          const i = rows ? rows[r] : r;
-          if (mask !== undefined && !validAt(data, i)) {
-            lanes.word(i, 0);
-            continue;
-          }
-          const s = offsets[i];
-          const e = offsets[i + 1];
-          let ascii = true;
-          for (let k = s; k < e; k++) {
-            if (bytes[k] >= 0x80) {
-              ascii = false;
-              break;
-            }
-          }
-          if (!ascii) {
-            // UTF-16 code units are what the row encoding hashes.
-            text(utf8.decode(bytes.subarray(s, e)), lanes.load(i));
-            lanes.store(i);
-            continue;
-          }
-          lanes.word(i, 5);
-          lanes.word(i, e - s);
-          let k = s;
-          for (; k + 1 < e; k += 2) lanes.word(i, bytes[k] | (bytes[k + 1] << 16));
-          if (k < e) lanes.word(i, bytes[k]);
-        }
-      };
+      return fused(
+        (data, lanes, rows) => {
+          if (!arrow.DataType.isUtf8(data.type)) return fallback(data, lanes, rows);
+          utf8Words(data, lanes, rows, undefined);
+        },
+        (data, lanes, rows, id) => arrow.DataType.isUtf8(data.type) && utf8Words(data, lanes, rows, id),
+      );
     case 'uuid':
       return (data, lanes, rows) => {
         if (!arrow.DataType.isFixedSizeBinary(data.type)) return fallback(data, lanes, rows);
@@ -693,9 +814,12 @@ function structColumnEncoder(fields: readonly NestedField[]): (children: readonl
   return (children, n, lanes, rows) => {
     const m = activeCount(rows, n);
     for (const p of parts) {
+      if (p.column >= 0) {
+        encodeWithId(p.encode, children[p.column], lanes, rows, p.id);
+        continue;
+      }
       for (let r = 0; r < m; r++) lanes.word(rows ? rows[r] : r, p.id);
-      if (p.column < 0) for (let r = 0; r < m; r++) lanes.word(rows ? rows[r] : r, 0);
-      else p.encode(children[p.column], lanes, rows);
+      for (let r = 0; r < m; r++) lanes.word(rows ? rows[r] : r, 0);
     }
   };
 }
