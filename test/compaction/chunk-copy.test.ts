@@ -177,7 +177,7 @@ describe('chunk copy: what goes the decode path', () => {
     const copies = r.outputs.filter(isCopy);
     expect(copies.map((o) => Number(o.recordCount))).toEqual([400]);
     expect(r.outputs.filter((o) => !isCopy(o)).map((o) => Number(o.recordCount))).toEqual([group.inputs.reduce((n, i) => n + Number(i.file.recordCount), 0) - 400]);
-    // The default floor (4 MiB) copies none of these small files.
+    // The default floor (1 MiB) copies none of these small files.
     const { [COPY_MIN_ROW_GROUP_BYTES_PROPERTY]: _floor, ...rest } = t.metadata.properties;
     const byDefault = await rewriteGroup(io, { ...t.metadata, properties: rest }, plan, group);
     expect(byDefault.outputs.some(isCopy)).toBe(false);
