@@ -98,8 +98,16 @@ describe('chunk copy: a group of inputs without deletes', () => {
     expect(await tableRows(await loadTable(t.location))).toEqual(before);
   });
 
-  it('gives the metrics the decode path gives: value, null counts and bounds (no NaN counts)', async () => {
-    const t = await chunkCopyTable(io, 3, 60);
+  for (const [name, properties] of [
+    ['default truncate(16)', {}],
+    ['full, counts and none by column', {
+      'write.metadata.metrics.default': 'full',
+      'write.metadata.metrics.column.category': 'counts',
+      'write.metadata.metrics.column.flag': 'none',
+      'write.metadata.metrics.column.note': 'truncate(4)',
+    }],
+  ] as const) it(`gives the metrics the decode path gives (${name}): value, null counts and bounds, no NaN counts`, async () => {
+    const t = await chunkCopyTable(io, 3, 60, { properties });
     const plan = await planAll(io, t.metadata);
     const group = plan.groups[0];
     const copied = await rewriteGroup(io, t.metadata, plan, group);
