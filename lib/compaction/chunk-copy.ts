@@ -42,7 +42,7 @@ import type { FileGroup, Plan } from './messages.js';
 /** Table property: the smallest row group (compressed bytes) an input may have to be copied. */
 export const COPY_MIN_ROW_GROUP_BYTES_PROPERTY = 'packice.rewrite.copy-min-row-group-bytes';
 /** Default floor; see BENCHMARKS.md "Column-chunk copy" for the measurement behind it. */
-export const DEFAULT_COPY_MIN_ROW_GROUP_BYTES = 4 * 1024 * 1024;
+export const DEFAULT_COPY_MIN_ROW_GROUP_BYTES = 1024 * 1024;
 /** Footers read at once. */
 const FOOTER_READS = 8;
 

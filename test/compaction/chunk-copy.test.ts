@@ -12,6 +12,7 @@ import type { DataFileJson, GroupResult, Plan } from '../../lib/compaction/messa
 import { remapPosition } from '../../lib/compaction/remap.js';
 import { rewriteGroup } from '../../lib/compaction/rewriter.js';
 import { InvalidFileError, ValidationError } from '../../lib/errors.js';
+import { fileIOFor } from '../../lib/io/index.js';
 import { LocalFileIO } from '../../lib/io/local.js';
 import { stringifyJson } from '../../lib/iceberg/json.js';
 import { rowToJson } from '../../lib/iceberg/row-json.js';
@@ -22,6 +23,7 @@ import { appendRows, deleteRows, updateSchema } from '../../lib/table/operations
 import { LAST_UPDATED_SEQUENCE_NUMBER_FIELD, ROW_ID_FIELD, scanRows } from '../../lib/table/scan.js';
 import { planAll } from '../support/compaction.js';
 import { CHUNK_COPY_SCHEMA, chunkCopyRow, chunkCopyTable } from '../support/chunk-copy-table.js';
+import { freshBucket, testS3Endpoint } from '../support/s3.js';
 import { listTree } from '../support/table-files.js';
 
 const io = new LocalFileIO();
@@ -96,8 +98,16 @@ describe('chunk copy: a group of inputs without deletes', () => {
     expect(await tableRows(await loadTable(t.location))).toEqual(before);
   });
 
-  it('gives the metrics the decode path gives: value, null counts and bounds (no NaN counts)', async () => {
-    const t = await chunkCopyTable(io, 3, 60);
+  for (const [name, properties] of [
+    ['default truncate(16)', {}],
+    ['full, counts and none by column', {
+      'write.metadata.metrics.default': 'full',
+      'write.metadata.metrics.column.category': 'counts',
+      'write.metadata.metrics.column.flag': 'none',
+      'write.metadata.metrics.column.note': 'truncate(4)',
+    }],
+  ] as const) it(`gives the metrics the decode path gives (${name}): value, null counts and bounds, no NaN counts`, async () => {
+    const t = await chunkCopyTable(io, 3, 60, { properties });
     const plan = await planAll(io, t.metadata);
     const group = plan.groups[0];
     const copied = await rewriteGroup(io, t.metadata, plan, group);
@@ -175,7 +185,7 @@ describe('chunk copy: what goes the decode path', () => {
     const copies = r.outputs.filter(isCopy);
     expect(copies.map((o) => Number(o.recordCount))).toEqual([400]);
     expect(r.outputs.filter((o) => !isCopy(o)).map((o) => Number(o.recordCount))).toEqual([group.inputs.reduce((n, i) => n + Number(i.file.recordCount), 0) - 400]);
-    // The default floor (4 MiB) copies none of these small files.
+    // The default floor (1 MiB) copies none of these small files.
     const { [COPY_MIN_ROW_GROUP_BYTES_PROPERTY]: _floor, ...rest } = t.metadata.properties;
     const byDefault = await rewriteGroup(io, { ...t.metadata, properties: rest }, plan, group);
     expect(byDefault.outputs.some(isCopy)).toBe(false);
@@ -198,7 +208,7 @@ describe('chunk copy: v3 row lineage', () => {
   }
 
   it('copies only files whose rows carry their lineage; row ids and sequence numbers survive', async () => {
-    const t0 = await chunkCopyTable(io, 3, 20, {}, 3);
+    const t0 = await chunkCopyTable(io, 3, 20, { formatVersion: 3 });
     const before = await lineageRows(t0);
     // Files as appended inherit their lineage: decoded, which writes it.
     const plan = await planAll(io, t0.metadata);
@@ -216,6 +226,21 @@ describe('chunk copy: v3 row lineage', () => {
     const beforeSecond = await lineageRows(t2);
     await commitAll(t2, plan2, second);
     expect(await lineageRows(await loadTable(t2.location))).toEqual(beforeSecond);
+  });
+});
+
+describe('chunk copy on S3 (moto)', () => {
+  it('copies, proves and commits a group read and written through S3', async () => {
+    const location = `s3://${await freshBucket()}/warehouse/copy`;
+    const s3 = fileIOFor(location, { s3Endpoint: testS3Endpoint() });
+    const t = await chunkCopyTable(s3, 3, 40, { location });
+    const before = await tableRows(t);
+    const plan = await planAll(s3, t.metadata);
+    const results: GroupResult[] = [];
+    for (const g of plan.groups) results.push(await rewriteGroup(s3, t.metadata, plan, g));
+    expect(results.every((r) => r.outputs.length === 1 && isCopy(r.outputs[0]))).toBe(true);
+    await commitCompaction(t, plan, results);
+    expect(await tableRows(await loadTable(location, { s3Endpoint: testS3Endpoint() }))).toEqual(before);
   });
 });
 

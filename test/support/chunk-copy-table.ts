@@ -48,13 +48,16 @@ export function chunkCopyRow(id: number, category: string): Row {
 
 /** A table (v2 unless asked) partitioned by category, one file per partition per append, copying every row group (floor 1 byte). */
 export async function chunkCopyTable(
-  io: FileIO, appends: number, rowsPerAppend: number, properties: Record<string, string> = {}, formatVersion: 2 | 3 = 2,
+  io: FileIO,
+  appends: number,
+  rowsPerAppend: number,
+  options: { readonly formatVersion?: 2 | 3; readonly location?: string; readonly properties?: Readonly<Record<string, string>> } = {},
 ): Promise<Table> {
-  let t = await createNewTable(io, join(tempDir(), 'chunk-copy'), {
-    formatVersion,
+  let t = await createNewTable(io, options.location ?? join(tempDir(), 'chunk-copy'), {
+    formatVersion: options.formatVersion ?? 2,
     schema: CHUNK_COPY_SCHEMA,
     partitionFields: [{ sourceId: 2, name: 'category', transform: { kind: 'identity' } }],
-    properties: { [COPY_MIN_ROW_GROUP_BYTES_PROPERTY]: '1', ...properties },
+    properties: { [COPY_MIN_ROW_GROUP_BYTES_PROPERTY]: '1', ...options.properties },
   });
   let id = 1;
   for (let a = 0; a < appends; a++) {
