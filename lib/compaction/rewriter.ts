@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type * as arrow from 'apache-arrow';
 import { IllegalStateError, IoError, ValidationError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
+import { ReadAheadFileIO, type ReadAheadOptions, type ReadAheadRange } from '../io/read-ahead.js';
 import { normalizePath } from '../io/path.js';
 import { deleteFileKey, isDeletionVector, referencedDataFile } from '../iceberg/delete-file.js';
 import type { DeleteFileRef } from '../iceberg/delete-index.js';
@@ -27,6 +28,7 @@ import { currentSchema, defaultSortOrder, specById, type TableMetadata } from '.
 import type { StructType } from '../iceberg/types.js';
 import type { Row } from '../iceberg/values.js';
 import { RollingParquetWriter } from '../parquet/writer.js';
+import { footerReadRange } from '../parquet/footer.js';
 import { selectRuns, type Runs } from '../parquet/batches.js';
 import { rowsFromBatch } from '../parquet/values.js';
 import { readBatches } from '../table/data-reader.js';
@@ -57,6 +59,8 @@ export interface RewriteOptions {
   readonly batchSize?: number;
   /** Sort strategy: estimated bytes of rows sorted in memory before a run spills to disk (default 64 MiB). */
   readonly sortRunBytes?: number;
+  /** The decoded inputs' first reads fetched ahead of the reader (read-ahead.ts); false: none. */
+  readonly readAhead?: ReadAheadOptions | false;
 }
 
 export const DEFAULT_SORT_RUN_BYTES = 64 * 1024 * 1024;
@@ -104,6 +108,7 @@ export async function rewriteGroup(
       : undefined;
   let mapPath: string | undefined;
   let copy: ChunkCopy | undefined;
+  let inputs: ReadAheadFileIO | undefined;
   try {
     const hashBatch = proofBatchHasher(schema, lineage);
     const checkIn = new RowSetChecksum(proofHasher(schema, lineage));
@@ -113,8 +118,9 @@ export async function rewriteGroup(
     // Inputs that need no decoding have their row groups copied as they are.
     copy = await ChunkCopy.plan(io, metadata, plan, group, tasks, { specId, writeSchema, ...(faults.corruptCopiedChunk ? { fault: faults.corruptCopiedChunk } : {}) });
     const copied = await copy.write(out.map, checkIn);
+    inputs = options.readAhead === false ? undefined : new ReadAheadFileIO(io, copy.decode.map(readAheadRange), options.readAhead);
     for (const task of copy.decode) {
-      for await (const live of readTaskBatches(io, metadata, task, schema, {
+      for await (const live of readTaskBatches(inputs ?? io, metadata, task, schema, {
         ...(mapping ? { mapping } : {}),
         deleteCache,
         rowLineage: lineage,
@@ -133,6 +139,7 @@ export async function rewriteGroup(
         else await out.writeBatch(batch, task, runs);
       }
     }
+    inputs?.close();
     if (sorter) for await (const rows of sorter.sorted()) await out.writeRows(rows);
     const decoded = await out.close();
 
@@ -183,6 +190,7 @@ export async function rewriteGroup(
     if (mapPath !== undefined) await io.deleteMany([mapPath]).catch(() => undefined);
     throw e;
   } finally {
+    inputs?.close();
     await sorter?.cleanup();
   }
 }
@@ -260,6 +268,16 @@ function bytesRead(tasks: readonly FileScanTask[]): number {
     }
   }
   return n;
+}
+
+/** Data files up to this size are read ahead whole: the rewrite reads all of their bytes (tail, then row groups). */
+const READ_AHEAD_WHOLE_FILE_BYTES = 1024 * 1024;
+
+/** What to fetch ahead of an input's reader: the whole file when small, else the reader's footer read. */
+function readAheadRange(task: FileScanTask): ReadAheadRange {
+  const length = Number(task.dataFile.fileSizeInBytes);
+  const range = length <= READ_AHEAD_WHOLE_FILE_BYTES ? { start: 0, end: length } : footerReadRange(length);
+  return { path: task.dataFile.filePath, ...range };
 }
 
 /** Runs without their first row. */

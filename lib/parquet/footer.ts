@@ -272,11 +272,16 @@ function decodeOrThrow(path: string, bytes: Uint8Array): ParquetFooter {
   }
 }
 
+/** The range readFooter reads first from a file of this length: its last 64 KiB, all of a smaller file. */
+export function footerReadRange(fileLength: number): { start: number; end: number } {
+  return { start: Math.max(0, fileLength - TAIL_GUESS), end: fileLength };
+}
+
 /** Reads and checks a file's footer by range: the magic at both ends, the footer length, the Thrift. */
 export async function readFooter(file: InputFile): Promise<FooterRead> {
   const fileLength = await file.length();
   if (fileLength < 12) footerLocation(file.path, fileLength, new Uint8Array(8));
-  const tailStart = Math.max(0, fileLength - TAIL_GUESS);
+  const tailStart = footerReadRange(fileLength).start;
   let tail = await file.read(tailStart, fileLength);
   if (tail.length !== fileLength - tailStart) {
     throw new InvalidFileError(`short read: asked for ${fileLength - tailStart} bytes, got ${tail.length}`, { path: file.path });
