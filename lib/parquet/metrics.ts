@@ -40,6 +40,30 @@ export interface ColumnMetrics {
 type AnyData = arrow.Data<arrow.DataType>;
 const utf8 = new TextDecoder('utf-8');
 
+const never = (): boolean => false;
+
+/** Unsigned byte order of bytes[a, a + la) and bytes[b, b + lb). */
+function compareAt(bytes: Uint8Array, a: number, la: number, b: number, lb: number): number {
+  const m = la < lb ? la : lb;
+  for (let k = 0; k < m; k++) {
+    const x = bytes[a + k];
+    const y = bytes[b + k];
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  return la === lb ? 0 : la < lb ? -1 : 1;
+}
+
+/** Order of two signed little-endian integers of `stride` 32-bit words. */
+function compareWords(a: Uint32Array, ai: number, b: Uint32Array, bi: number, stride: number): number {
+  const ha = a[ai + stride - 1] | 0;
+  const hb = b[bi + stride - 1] | 0;
+  if (ha !== hb) return ha < hb ? -1 : 1;
+  for (let w = stride - 2; w >= 0; w--) {
+    if (a[ai + w] !== b[bi + w]) return a[ai + w] < b[bi + w] ? -1 : 1;
+  }
+  return 0;
+}
+
 /** Tracks one primitive column. Min/max are kept in a kind-specific form and converted at the end. */
 class LeafMetrics {
   values = 0;
@@ -61,9 +85,20 @@ class LeafMetrics {
   update(data: AnyData, masked: Uint8Array | undefined): void {
     const n = data.length;
     this.values += n;
-    const noNulls = !masked && data.nullCount === 0;
-    const isNull = noNulls ? (): boolean => false : (i: number): boolean => (masked !== undefined && masked[i] === 1) || !isValidAt(data, i);
-    if (!noNulls) for (let i = 0; i < n; i++) if (isNull(i)) this.nulls++;
+    // Undefined when no row is null: the loops below then test nothing per value.
+    let isNull: ((i: number) => boolean) | undefined;
+    if (masked || data.nullCount > 0) {
+      const nulls = new Uint8Array(n);
+      let count = 0;
+      for (let i = 0; i < n; i++) {
+        if ((masked !== undefined && masked[i] === 1) || !isValidAt(data, i)) {
+          nulls[i] = 1;
+          count++;
+        }
+      }
+      this.nulls += count;
+      if (count > 0) isNull = (i) => nulls[i] === 1;
+    }
 
     if (isLongValued(this.type)) {
       if (this.bounds) this.longs(data.values as BigInt64Array, n, isNull);
@@ -75,7 +110,7 @@ class LeafMetrics {
         return this.floats(data.values as Float32Array | Float64Array, n, isNull);
       case 'int':
       case 'date':
-        if (this.bounds) this.ordered(data.values as Int32Array, n, isNull);
+        if (this.bounds) this.ints(data.values as Int32Array, n, isNull);
         return;
       case 'string':
       case 'binary':
@@ -83,43 +118,59 @@ class LeafMetrics {
         return;
       case 'uuid':
       case 'fixed':
-        if (this.bounds) this.fixedBytes(data.values as Uint8Array, (data.type as arrow.FixedSizeBinary).byteWidth, n, isNull);
+        if (this.bounds) this.fixedBytes(data.values as Uint8Array, (data.type as arrow.FixedSizeBinary).byteWidth, n, isNull ?? never);
         return;
       case 'decimal':
         if (this.bounds) this.decimals(data.values as Uint32Array, (data.type as arrow.Decimal).bitWidth / 32, n, isNull);
         return;
       default:
-        if (this.bounds) this.generic(data, n, isNull);
+        if (this.bounds) this.generic(data, n, isNull ?? never);
     }
   }
 
-  private ordered(values: Int32Array | BigInt64Array, n: number, isNull: (i: number) => boolean): void {
-    let min = this.min as number | bigint | undefined;
-    let max = this.max as number | bigint | undefined;
+  private ints(values: Int32Array, n: number, isNull: ((i: number) => boolean) | undefined): void {
+    let min = this.min as number | undefined;
+    let max = this.max as number | undefined;
+    let lo = 0x7fffffff;
+    let hi = -0x80000000;
+    let any = false;
     for (let i = 0; i < n; i++) {
-      if (isNull(i)) continue;
+      if (isNull !== undefined && isNull(i)) continue;
       const v = values[i];
-      if (min === undefined || v < min) min = v;
-      if (max === undefined || v > max) max = v;
+      if (v < lo) lo = v;
+      if (v > hi) hi = v;
+      any = true;
     }
+    if (!any) return;
+    if (min === undefined || lo < min) min = lo;
+    if (max === undefined || hi > max) max = hi;
     this.min = min;
     this.max = max;
   }
 
   /** 64-bit integers compared as (signed high, unsigned low) 32-bit halves: no BigInt per value. */
-  private longs(values: BigInt64Array, n: number, isNull: (i: number) => boolean): void {
+  private longs(values: BigInt64Array, n: number, isNull: ((i: number) => boolean) | undefined): void {
     const words = new Uint32Array(values.buffer, values.byteOffset, n * 2);
-    const lt = (i: number, j: number): boolean => {
-      const hi = words[2 * i + 1] | 0;
-      const hj = words[2 * j + 1] | 0;
-      return hi < hj || (hi === hj && words[2 * i] < words[2 * j]);
-    };
     let min = -1;
     let max = -1;
+    let minHi = 0;
+    let minLo = 0;
+    let maxHi = 0;
+    let maxLo = 0;
     for (let i = 0; i < n; i++) {
-      if (isNull(i)) continue;
-      if (min < 0 || lt(i, min)) min = i;
-      if (max < 0 || lt(max, i)) max = i;
+      if (isNull !== undefined && isNull(i)) continue;
+      const lo = words[2 * i];
+      const hi = words[2 * i + 1] | 0;
+      if (min < 0 || hi < minHi || (hi === minHi && lo < minLo)) {
+        min = i;
+        minHi = hi;
+        minLo = lo;
+      }
+      if (max < 0 || hi > maxHi || (hi === maxHi && lo > maxLo)) {
+        max = i;
+        maxHi = hi;
+        maxLo = lo;
+      }
     }
     if (min < 0) return;
     const lo = values[min];
@@ -128,11 +179,11 @@ class LeafMetrics {
     if (this.max === undefined || hi > (this.max as bigint)) this.max = hi;
   }
 
-  private floats(values: Float32Array | Float64Array, n: number, isNull: (i: number) => boolean): void {
+  private floats(values: Float32Array | Float64Array, n: number, isNull: ((i: number) => boolean) | undefined): void {
     let min = this.min as number | undefined;
     let max = this.max as number | undefined;
     for (let i = 0; i < n; i++) {
-      if (isNull(i)) continue;
+      if (isNull !== undefined && isNull(i)) continue;
       const v = values[i];
       if (v !== v) {
         this.nans++;
@@ -148,33 +199,27 @@ class LeafMetrics {
   }
 
   /** Byte strings compared in place in the values buffer; only the winners are copied. */
-  private variableBytes(data: AnyData, n: number, isNull: (i: number) => boolean): void {
+  private variableBytes(data: AnyData, n: number, isNull: ((i: number) => boolean) | undefined): void {
     const offsets = data.valueOffsets as Int32Array | BigInt64Array;
     const bytes = data.values as Uint8Array;
-    const start = (i: number): number => Number(offsets[i]);
-    const cmp = (i: number, j: number): number => {
-      const a0 = start(i);
-      const b0 = start(j);
-      const la = start(i + 1) - a0;
-      const lb = start(j + 1) - b0;
-      const m = la < lb ? la : lb;
-      for (let k = 0; k < m; k++) {
-        const x = bytes[a0 + k];
-        const y = bytes[b0 + k];
-        if (x !== y) return x < y ? -1 : 1;
-      }
-      return la === lb ? 0 : la < lb ? -1 : 1;
-    };
+    // Int32 offsets (Utf8, Binary) as they are; 64-bit ones (Large*) converted once.
+    const at = offsets instanceof Int32Array ? offsets : Int32Array.from(offsets, (o) => Number(o));
     let min = -1;
     let max = -1;
     for (let i = 0; i < n; i++) {
-      if (isNull(i)) continue;
-      if (min < 0 || cmp(i, min) < 0) min = i;
-      if (max < 0 || cmp(i, max) > 0) max = i;
+      if (isNull !== undefined && isNull(i)) continue;
+      if (min < 0) {
+        min = max = i;
+        continue;
+      }
+      const s = at[i];
+      const len = at[i + 1] - s;
+      if (compareAt(bytes, s, len, at[min], at[min + 1] - at[min]) < 0) min = i;
+      else if (compareAt(bytes, s, len, at[max], at[max + 1] - at[max]) > 0) max = i;
     }
     if (min < 0) return;
-    const lo = bytes.slice(start(min), start(min + 1));
-    const hi = bytes.slice(start(max), start(max + 1));
+    const lo = bytes.slice(at[min], at[min + 1]);
+    const hi = bytes.slice(at[max], at[max + 1]);
     if (this.min === undefined || compareBytes(lo, this.min as Uint8Array) < 0) this.min = lo;
     if (this.max === undefined || compareBytes(hi, this.max as Uint8Array) > 0) this.max = hi;
   }
@@ -193,26 +238,23 @@ class LeafMetrics {
   }
 
   /** Decimal slots compared as signed little-endian word arrays, without making bigints. */
-  private decimals(words: Uint32Array, stride: number, n: number, isNull: (i: number) => boolean): void {
-    const cmp = (a: Uint32Array, ai: number, b: Uint32Array, bi: number): number => {
-      const ha = a[ai + stride - 1] | 0;
-      const hb = b[bi + stride - 1] | 0;
-      if (ha !== hb) return ha < hb ? -1 : 1;
-      for (let w = stride - 2; w >= 0; w--) {
-        if (a[ai + w] !== b[bi + w]) return a[ai + w] < b[bi + w] ? -1 : 1;
-      }
-      return 0;
-    };
-    let min = this.min as Uint32Array | undefined;
-    let max = this.max as Uint32Array | undefined;
+  private decimals(words: Uint32Array, stride: number, n: number, isNull: ((i: number) => boolean) | undefined): void {
+    let min = -1;
+    let max = -1;
     for (let i = 0; i < n; i++) {
-      if (isNull(i)) continue;
-      const at = i * stride;
-      if (min === undefined || cmp(words, at, min, 0) < 0) min = words.slice(at, at + stride);
-      if (max === undefined || cmp(words, at, max, 0) > 0) max = words.slice(at, at + stride);
+      if (isNull !== undefined && isNull(i)) continue;
+      if (min < 0) {
+        min = max = i;
+        continue;
+      }
+      if (compareWords(words, i * stride, words, min * stride, stride) < 0) min = i;
+      else if (compareWords(words, i * stride, words, max * stride, stride) > 0) max = i;
     }
-    this.min = min;
-    this.max = max;
+    if (min < 0) return;
+    const lo = words.slice(min * stride, min * stride + stride);
+    const hi = words.slice(max * stride, max * stride + stride);
+    if (this.min === undefined || compareWords(lo, 0, this.min as Uint32Array, 0, stride) < 0) this.min = lo;
+    if (this.max === undefined || compareWords(hi, 0, this.max as Uint32Array, 0, stride) > 0) this.max = hi;
   }
 
   private generic(data: AnyData, n: number, isNull: (i: number) => boolean): void {

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
-import type { StructType } from '../../lib/iceberg/types.js';
-import type { Row } from '../../lib/iceberg/values.js';
+import fc from 'fast-check';
+import type { IcebergType, PrimitiveType, StructType } from '../../lib/iceberg/types.js';
+import { uuidFromBytes, type IcebergValue, type Row } from '../../lib/iceberg/values.js';
 import type { InputFile } from '../../lib/io/file-io.js';
 import { LocalFileIO } from '../../lib/io/local.js';
 import { openParquet, readRowGroups, type ReadOptions } from '../../lib/parquet/reader.js';
@@ -99,4 +100,38 @@ export function countingInput(base: InputFile, reads: Array<[number, number]>): 
       return base.read(s, e);
     },
   };
+}
+
+function primitiveArbitrary(t: PrimitiveType): fc.Arbitrary<IcebergValue> {
+  switch (t.type) {
+    case 'boolean': return fc.boolean();
+    case 'int': case 'date': return fc.integer({ min: -1_000_000, max: 1_000_000 });
+    case 'long': case 'time': case 'timestamp': case 'timestamptz': case 'timestamp_ns': case 'timestamptz_ns':
+      return fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }).map((v) => (t.type === 'time' ? (v < 0n ? -v : v) % 86_400_000_000n : v));
+    case 'float': return fc.float({ noNaN: true });
+    case 'double': return fc.double({ noNaN: true });
+    case 'decimal': {
+      const max = 10n ** BigInt(t.precision) - 1n;
+      return fc.bigInt({ min: -max, max });
+    }
+    case 'string': return fc.string({ unit: 'binary' });
+    case 'uuid': return fc.uint8Array({ minLength: 16, maxLength: 16 }).map(uuidFromBytes);
+    case 'fixed': return fc.uint8Array({ minLength: t.length, maxLength: t.length });
+    case 'binary': return fc.uint8Array({ maxLength: 20 });
+    default: return fc.constant(null);
+  }
+}
+
+function valueArbitrary(t: IcebergType, required: boolean): fc.Arbitrary<IcebergValue> {
+  let arb: fc.Arbitrary<IcebergValue>;
+  if (t.type === 'struct') arb = rowArbitrary(t);
+  else if (t.type === 'list') arb = fc.array(valueArbitrary(t.element, t.elementRequired), { maxLength: 4 });
+  else if (t.type === 'map') arb = fc.uniqueArray(fc.tuple(valueArbitrary(t.key, true), valueArbitrary(t.value, t.valueRequired)), { maxLength: 3, selector: ([k]) => k }) as fc.Arbitrary<IcebergValue>;
+  else arb = primitiveArbitrary(t);
+  return required ? arb : fc.option(arb, { nil: null, freq: 4 });
+}
+
+/** Random rows of `s` (fast-check): every type, nulls where the schema allows them. */
+export function rowArbitrary(s: StructType): fc.Arbitrary<Row> {
+  return fc.record(Object.fromEntries(s.fields.map((f) => [f.name, valueArbitrary(f.type, f.required)]))) as fc.Arbitrary<Row>;
 }

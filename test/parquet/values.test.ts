@@ -2,12 +2,12 @@ import * as arrow from 'apache-arrow';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../lib/errors.js';
-import type { IcebergType, PrimitiveType, StructType } from '../../lib/iceberg/types.js';
-import { uuidFromBytes, type IcebergValue, type Row } from '../../lib/iceberg/values.js';
+import type { StructType } from '../../lib/iceberg/types.js';
+import type { Row } from '../../lib/iceberg/values.js';
 import { openParquet } from '../../lib/parquet/reader.js';
 import { batchFromRows, readVector, rowsFromBatch } from '../../lib/parquet/values.js';
 import { ParquetWriter } from '../../lib/parquet/writer.js';
-import { ALL_TYPES, io, readRows, tempPath } from './helpers.js';
+import { ALL_TYPES, io, readRows, rowArbitrary, tempPath } from './helpers.js';
 
 const MAX38 = 10n ** 38n - 1n;
 
@@ -80,38 +80,8 @@ describe('rows → Arrow → Parquet → Arrow → rows', () => {
   });
 
   it('round-trips random rows of every type (property)', async () => {
-    const prim = (t: PrimitiveType): fc.Arbitrary<IcebergValue> => {
-      switch (t.type) {
-        case 'boolean': return fc.boolean();
-        case 'int': case 'date': return fc.integer({ min: -1_000_000, max: 1_000_000 });
-        case 'long': case 'time': case 'timestamp': case 'timestamptz': case 'timestamp_ns': case 'timestamptz_ns':
-          return fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }).map((v) => (t.type === 'time' ? (v < 0n ? -v : v) % 86_400_000_000n : v));
-        case 'float': return fc.float({ noNaN: true });
-        case 'double': return fc.double({ noNaN: true });
-        case 'decimal': {
-          const max = 10n ** BigInt(t.precision) - 1n;
-          return fc.bigInt({ min: -max, max });
-        }
-        case 'string': return fc.string({ unit: 'binary' });
-        case 'uuid': return fc.uint8Array({ minLength: 16, maxLength: 16 }).map(uuidFromBytes);
-        case 'fixed': return fc.uint8Array({ minLength: t.length, maxLength: t.length });
-        case 'binary': return fc.uint8Array({ maxLength: 20 });
-        default: return fc.constant(null);
-      }
-    };
-    const value = (t: IcebergType, required: boolean): fc.Arbitrary<IcebergValue> => {
-      let arb: fc.Arbitrary<IcebergValue>;
-      if (t.type === 'struct') arb = row(t);
-      else if (t.type === 'list') arb = fc.array(value(t.element, t.elementRequired), { maxLength: 4 });
-      else if (t.type === 'map') arb = fc.uniqueArray(fc.tuple(value(t.key, true), value(t.value, t.valueRequired)), { maxLength: 3, selector: ([k]) => k }) as fc.Arbitrary<IcebergValue>;
-      else arb = prim(t);
-      return required ? arb : fc.option(arb, { nil: null, freq: 4 });
-    };
-    const row = (s: StructType): fc.Arbitrary<Row> =>
-      fc.record(Object.fromEntries(s.fields.map((f) => [f.name, value(f.type, f.required)]))) as fc.Arbitrary<Row>;
-
     await fc.assert(
-      fc.asyncProperty(fc.array(row(ALL_TYPES), { minLength: 1, maxLength: 30 }), async (rows) => {
+      fc.asyncProperty(fc.array(rowArbitrary(ALL_TYPES), { minLength: 1, maxLength: 30 }), async (rows) => {
         const path = tempPath('prop.parquet');
         const w = ParquetWriter.open(io, path, ALL_TYPES);
         await w.writeRows(rows);

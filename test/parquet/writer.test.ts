@@ -1,17 +1,19 @@
 import * as arrow from 'apache-arrow';
 import { openAsBlob, statSync } from 'node:fs';
 import * as pw from 'parquet-wasm';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../lib/errors.js';
 import { metricsConfigFromProperties } from '../../lib/iceberg/metrics-config.js';
-import type { StructType } from '../../lib/iceberg/types.js';
+import { compareValues, fromBytes } from '../../lib/iceberg/bounds.js';
+import { isPrimitive, type PrimitiveType, type StructType } from '../../lib/iceberg/types.js';
 import type { Row } from '../../lib/iceberg/values.js';
 import { footerFromBytes, rowGroupStart } from '../../lib/parquet/footer.js';
 import { openParquet } from '../../lib/parquet/reader.js';
 import { arrowSchema } from '../../lib/parquet/schema.js';
 import { batchFromRows } from '../../lib/parquet/values.js';
 import { ParquetWriter, RollingParquetWriter } from '../../lib/parquet/writer.js';
-import { hex, io, readRows, tempPath } from './helpers.js';
+import { ALL_TYPES, hex, io, readRows, rowArbitrary, tempPath } from './helpers.js';
 
 const SCHEMA: StructType = {
   type: 'struct',
@@ -174,6 +176,31 @@ describe('metrics from the values written', () => {
     expect(new TextDecoder().decode(metrics.upperBounds.get(11))).toBe('q');
   });
 
+  it('equal counts and bounds computed from the row values, over several batches (property)', async () => {
+    const prims = ALL_TYPES.fields.filter((f) => isPrimitive(f.type));
+    const metricsConfig = metricsConfigFromProperties({ 'write.metadata.metrics.default': 'full' }, ALL_TYPES);
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.array(rowArbitrary(ALL_TYPES), { minLength: 1, maxLength: 6 }), { minLength: 1, maxLength: 4 }), async (chunks) => {
+        const path = tempPath('metrics-prop.parquet');
+        const w = ParquetWriter.open(io, path, ALL_TYPES, { metricsConfig });
+        for (const rows of chunks) await w.writeRows(rows);
+        const { metrics } = await w.close();
+        const rows = chunks.flat();
+        for (const f of prims) {
+          const type = f.type as PrimitiveType;
+          const values = rows.map((r) => r[f.name]).filter((v) => v !== null && !(typeof v === 'number' && Number.isNaN(v)));
+          expect(metrics.valueCounts.get(f.id)).toBe(rows.length);
+          expect(metrics.nullValueCounts.get(f.id)).toBe(rows.filter((r) => r[f.name] === null).length);
+          const sorted = [...values].sort((a, b) => compareValues(type, a, b));
+          const bound = (b: Uint8Array | undefined): unknown => (b === undefined ? undefined : fromBytes(type, b));
+          expect(bound(metrics.lowerBounds.get(f.id))).toEqual(sorted[0]);
+          expect(bound(metrics.upperBounds.get(f.id))).toEqual(sorted[sorted.length - 1]);
+        }
+      }),
+      { numRuns: 20 },
+    );
+  });
+
   it('float columns: only NaN gives NaN counts and no bounds; -0.0 and +0.0 bound correctly', async () => {
     const schema: StructType = { type: 'struct', fields: [{ id: 1, name: 'x', required: false, type: { type: 'double' } }] };
     const run = async (xs: Array<number | null>): Promise<[string | undefined, string | undefined, number | undefined]> => {
@@ -272,6 +299,44 @@ describe('ParquetWriter', () => {
     await expect(w.write(withNull)).rejects.toThrow('column n is required but the batch has 1 null(s)');
     await w.writeRows([{ n: 7n }]);
     expect((await w.close()).recordCount).toBe(1);
+  });
+
+  it('joins small batches before the wasm writer: the same bytes as one batch, row groups of the configured size', async () => {
+    const schema: StructType = {
+      type: 'struct',
+      fields: [
+        { id: 1, name: 'id', required: true, type: { type: 'long' } },
+        { id: 2, name: 's', required: false, type: { type: 'string' } },
+      ],
+    };
+    const rows = Array.from({ length: 150_000 }, (_, k) => ({ id: BigInt(k), s: k % 11 === 0 ? null : `s-${(k * 7919) % 10007}` }));
+    const write = async (name: string, batchRows: number): Promise<Uint8Array> => {
+      const path = tempPath(name);
+      const w = ParquetWriter.open(io, path, schema, { rowGroupRows: 70_000 });
+      const all = batchFromRows(schema, rows);
+      for (let k = 0; k < rows.length; k += batchRows) await w.write(all.slice(k, Math.min(rows.length, k + batchRows)));
+      const result = await w.close();
+      expect(result.recordCount).toBe(rows.length);
+      const footer = footerFromBytes(path, await io.read(path));
+      expect(footer.rowGroups.map((g) => g.numRows)).toEqual([70_000, 70_000, 10_000]);
+      expect(await readRows(path, schema)).toEqual(rows);
+      return io.read(path);
+    };
+    const small = await write('small-batches.parquet', 1_499);
+    expect(Buffer.from(small).equals(Buffer.from(await write('one-batch.parquet', rows.length)))).toBe(true);
+  });
+
+  it('joins small batches of every type, nulls and nesting included (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.array(rowArbitrary(ALL_TYPES), { minLength: 1, maxLength: 8 }), { minLength: 1, maxLength: 5 }), async (chunks) => {
+        const path = tempPath('joined.parquet');
+        const w = ParquetWriter.open(io, path, ALL_TYPES);
+        for (const rows of chunks) await w.writeRows(rows);
+        await w.close();
+        expect(await readRows(path, ALL_TYPES)).toEqual(chunks.flat());
+      }),
+      { numRuns: 15 },
+    );
   });
 
   it('abort leaves nothing behind', async () => {
