@@ -116,8 +116,8 @@ async function main(): Promise<void> {
     table,
     '',
     'packice plans from the manifests alone, on one thread: it reads the delete manifests, then streams the data ' +
-      'manifests (8 at a time; their column metrics skipped by the Avro decoder, as Java reads without ' +
-      '`includeColumnStats()`), pairs each data file with its deletes and keeps only the candidates (too small, too large, ' +
+      'manifests (8 at a time; entries decoded straight from the Avro blocks with their column metrics skipped, as Java ' +
+      'reads without `includeColumnStats()`), pairs each data file with its deletes and keeps only the candidates (too small, too large, ' +
       'with deletes, another spec or format), counting the rest; then it bin-packs per partition, keeps the best 1,000 ' +
       'groups and writes only their inputs as message JSON. Java\'s `planFiles` does the scan only, on a pool of one ' +
       'thread per core, holding nothing. Peak RSS is the whole process\'s over all its runs.',
