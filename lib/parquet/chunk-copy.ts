@@ -279,7 +279,7 @@ export type ChunkFault = 'alter-byte' | 'drop-byte';
 
 /**
  * Writes `parts` (row groups of sources sharing `key`) into one new file at `path`, streaming:
- * one row group's bytes are held at a time.
+ * the row group being written and the next one, read meanwhile, are held.
  */
 export async function writeCopiedFile(
   io: FileIO,
@@ -301,15 +301,24 @@ export async function writeCopiedFile(
   async function* content(): AsyncGenerator<Uint8Array> {
     yield MAGIC;
     at = MAGIC.length;
-    for (const part of parts) {
+    // The next row group is read while this one is written (two held at most).
+    const fetch = (part: CopyPart): Promise<Uint8Array[]> => {
+      let input = inputs.get(part.source.path);
+      if (!input) inputs.set(part.source.path, (input = io.newInputFile(part.source.path)));
+      const read = readChunks(input, chunkSpans(struct(items(get(part.source.typed, 4))[part.rowGroup])));
+      // Awaited below; this keeps a read the generator never reaches (it failed first) from going unhandled.
+      read.catch(() => undefined);
+      return read;
+    };
+    let next = fetch(parts[0]);
+    for (const [p, part] of parts.entries()) {
       const { source } = part;
       if (source.key !== first.key) throw new InvalidFileError(`${source.path} was written by another writer than ${first.path}`, { path });
-      let input = inputs.get(source.path);
-      if (!input) inputs.set(source.path, (input = io.newInputFile(source.path)));
       const rg = struct(items(get(source.typed, 4))[part.rowGroup]);
       const numRows = num(get(rg, 3));
       const spans = chunkSpans(rg);
-      const bytes = await readChunks(input, spans);
+      const bytes = await next;
+      if (p + 1 < parts.length) next = fetch(parts[p + 1]);
       const digest = rowGroupDigest(numRows, template.signature, spans, bytes);
       const rgStart = at;
       const chunks = spans.map((s, k) => {
