@@ -11,8 +11,8 @@
  * then finish into nothing.
  */
 import { InvalidArgumentError } from '../errors.js';
-import type { FileIO, FileInfo, InputFile } from './file-io.js';
-import { rangeInputFile } from './input-file.js';
+import type { FileIO } from './file-io.js';
+import { ForwardingFileIO } from './forwarding.js';
 
 /** A file to read ahead: bytes [start, end) are fetched before the reader asks for them. */
 export interface ReadAheadRange {
@@ -60,7 +60,7 @@ export interface ReadAheadStats {
   readonly hits: number;
 }
 
-export class ReadAheadFileIO implements FileIO {
+export class ReadAheadFileIO extends ForwardingFileIO {
   private readonly files: number;
   private readonly budget: number;
   private readonly order = new Map<string, number>();
@@ -74,10 +74,11 @@ export class ReadAheadFileIO implements FileIO {
   private counts = { maxHeld: 0, maxHeldBytes: 0, fetched: 0, hits: 0 };
 
   constructor(
-    private readonly inner: FileIO,
+    inner: FileIO,
     private readonly ranges: readonly ReadAheadRange[],
     options: ReadAheadOptions = {},
   ) {
+    super(inner);
     this.files = options.files ?? DEFAULT_READ_AHEAD_FILES;
     this.budget = options.bytes ?? DEFAULT_READ_AHEAD_BYTES;
     if (!Number.isSafeInteger(this.files) || this.files < 1 || !Number.isSafeInteger(this.budget) || this.budget < 0) {
@@ -100,7 +101,7 @@ export class ReadAheadFileIO implements FileIO {
     this.heldBytes = 0;
   }
 
-  async readRange(path: string, start: number, end: number): Promise<Uint8Array> {
+  override async readRange(path: string, start: number, end: number): Promise<Uint8Array> {
     const entry = this.advance(path);
     if (entry && start >= entry.start && end <= entry.end) {
       const bytes = await entry.bytes;
@@ -111,38 +112,6 @@ export class ReadAheadFileIO implements FileIO {
       }
     }
     return this.inner.readRange(path, start, end);
-  }
-
-  newInputFile(path: string, knownLength?: number): InputFile {
-    return rangeInputFile(this, path, knownLength);
-  }
-
-  read(path: string): Promise<Uint8Array> {
-    return this.inner.read(path);
-  }
-
-  stat(path: string): Promise<FileInfo> {
-    return this.inner.stat(path);
-  }
-
-  exists(path: string): Promise<boolean> {
-    return this.inner.exists(path);
-  }
-
-  write(path: string, data: Uint8Array | AsyncIterable<Uint8Array>): Promise<void> {
-    return this.inner.write(path, data);
-  }
-
-  createIfAbsent(path: string, data: Uint8Array): Promise<void> {
-    return this.inner.createIfAbsent(path, data);
-  }
-
-  list(prefix: string): AsyncIterable<FileInfo> {
-    return this.inner.list(prefix);
-  }
-
-  deleteMany(paths: readonly string[]): Promise<void> {
-    return this.inner.deleteMany(paths);
   }
 
   /** A read of `path`: files before it in the list are done with; its entry, if any. */
