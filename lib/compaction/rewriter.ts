@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type * as arrow from 'apache-arrow';
 import { IllegalStateError, IoError, ValidationError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
-import { ReadAheadFileIO, type ReadAheadOptions, type ReadAheadRange } from '../io/read-ahead.js';
+import { ReadAheadFileIO, type ReadAheadOptions } from '../io/read-ahead.js';
 import { normalizePath } from '../io/path.js';
 import { deleteFileKey, isDeletionVector, referencedDataFile } from '../iceberg/delete-file.js';
 import type { DeleteFileRef } from '../iceberg/delete-index.js';
@@ -28,7 +28,7 @@ import { currentSchema, defaultSortOrder, specById, type TableMetadata } from '.
 import type { StructType } from '../iceberg/types.js';
 import type { Row } from '../iceberg/values.js';
 import { RollingParquetWriter } from '../parquet/writer.js';
-import { footerReadRange } from '../parquet/footer.js';
+import { readAheadRange } from '../parquet/footer.js';
 import { selectRuns, type Runs } from '../parquet/batches.js';
 import { rowsFromBatch } from '../parquet/values.js';
 import { readBatches } from '../table/data-reader.js';
@@ -118,7 +118,7 @@ export async function rewriteGroup(
     // Inputs that need no decoding have their row groups copied as they are.
     copy = await ChunkCopy.plan(io, metadata, plan, group, tasks, { specId, writeSchema, ...(faults.corruptCopiedChunk ? { fault: faults.corruptCopiedChunk } : {}) });
     const copied = await copy.write(out.map, checkIn);
-    inputs = options.readAhead === false ? undefined : new ReadAheadFileIO(io, copy.decode.map(readAheadRange), options.readAhead);
+    inputs = options.readAhead === false ? undefined : new ReadAheadFileIO(io, copy.decode.map((t) => readAheadRange(t.dataFile.filePath, Number(t.dataFile.fileSizeInBytes))), options.readAhead);
     for (const task of copy.decode) {
       for await (const live of readTaskBatches(inputs ?? io, metadata, task, schema, {
         ...(mapping ? { mapping } : {}),
@@ -268,16 +268,6 @@ function bytesRead(tasks: readonly FileScanTask[]): number {
     }
   }
   return n;
-}
-
-/** Data files up to this size are read ahead whole: the rewrite reads all of their bytes (tail, then row groups). */
-const READ_AHEAD_WHOLE_FILE_BYTES = 1024 * 1024;
-
-/** What to fetch ahead of an input's reader: the whole file when small, else the reader's footer read. */
-function readAheadRange(task: FileScanTask): ReadAheadRange {
-  const length = Number(task.dataFile.fileSizeInBytes);
-  const range = length <= READ_AHEAD_WHOLE_FILE_BYTES ? { start: 0, end: length } : footerReadRange(length);
-  return { path: task.dataFile.filePath, ...range };
 }
 
 /** Runs without their first row. */

@@ -5,6 +5,7 @@
  */
 import { InvalidFileError } from '../errors.js';
 import type { InputFile } from '../io/file-io.js';
+import type { ReadAheadRange } from '../io/read-ahead.js';
 import { readThriftStruct, ThriftReader, ThriftType, type ThriftStruct, type ThriftValue } from './thrift.js';
 
 export const PARQUET_MAGIC = 'PAR1';
@@ -275,6 +276,15 @@ function decodeOrThrow(path: string, bytes: Uint8Array): ParquetFooter {
 /** The range readFooter reads first from a file of this length: its last 64 KiB, all of a smaller file. */
 export function footerReadRange(fileLength: number): { start: number; end: number } {
   return { start: Math.max(0, fileLength - TAIL_GUESS), end: fileLength };
+}
+
+/** A file read ahead of its reader whole when it is no larger: the reader reads all of it (tail, then row groups) in one fetch. */
+export const READ_AHEAD_WHOLE_FILE_BYTES = 1024 * 1024;
+
+/** What to fetch ahead of a reader of all of a Parquet file (lib/io/read-ahead.ts): all of a small file, else the footer read. */
+export function readAheadRange(path: string, fileLength: number): ReadAheadRange {
+  const range = fileLength <= READ_AHEAD_WHOLE_FILE_BYTES ? { start: 0, end: fileLength } : footerReadRange(fileLength);
+  return { path, ...range };
 }
 
 /** Reads and checks a file's footer by range: the magic at both ends, the footer length, the Thrift. */

@@ -1,5 +1,7 @@
 import * as arrow from 'apache-arrow';
 import type { FileIO } from '../io/file-io.js';
+import { ReadAheadFileIO } from '../io/read-ahead.js';
+import { readAheadRange } from '../parquet/footer.js';
 import type { FileScanTask } from '../iceberg/scan-planning.js';
 import { planFiles } from '../iceberg/scan-planning.js';
 import { NAME_MAPPING_PROPERTY, parseNameMapping, type NameMapping } from '../iceberg/name-mapping.js';
@@ -42,11 +44,17 @@ export async function* scanRows(io: FileIO, metadata: TableMetadata, options: Sc
   const mapping = tableNameMapping(metadata);
   const deleteCache = new DeleteFileCache();
   options.onProgress?.('data files', 0, plan.tasks.length);
-  for (const [i, task] of plan.tasks.entries()) {
-    for await (const batch of readTask(io, metadata, task, projection, { mapping, rowLineage: options.rowLineage === true, deleteCache })) {
-      yield* batch;
+  // The next data files' first reads are in flight while one is decoded.
+  const files = new ReadAheadFileIO(io, plan.tasks.map((t) => readAheadRange(t.dataFile.filePath, Number(t.dataFile.fileSizeInBytes))));
+  try {
+    for (const [i, task] of plan.tasks.entries()) {
+      for await (const batch of readTask(files, metadata, task, projection, { mapping, rowLineage: options.rowLineage === true, deleteCache })) {
+        yield* batch;
+      }
+      options.onProgress?.('data files', i + 1, plan.tasks.length);
     }
-    options.onProgress?.('data files', i + 1, plan.tasks.length);
+  } finally {
+    files.close();
   }
 }
 

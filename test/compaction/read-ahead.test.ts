@@ -1,7 +1,8 @@
 /**
  * rewriteGroup reading its inputs ahead (lib/io/read-ahead.ts) on a real S3 server (moto): the
  * same rows and the same proof as without, each input fetched once, the fetches ahead bounded,
- * and a missing or broken input failing the rewrite by name with nothing left unhandled.
+ * and a missing or broken input failing the rewrite by name with nothing left unhandled; scanRows
+ * reads ahead the same way.
  */
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +16,7 @@ import type { Row } from '../../lib/iceberg/values.js';
 import { fileIOFor, parseS3Location } from '../../lib/io/index.js';
 import { readRows } from '../../lib/table/data-reader.js';
 import { appendRows, createNewTable } from '../../lib/table/operations.js';
+import { scanRows } from '../../lib/table/scan.js';
 import { planAll } from '../support/compaction.js';
 import { CountingIO } from '../support/counting-io.js';
 import { testS3Client } from '../support/moto.js';
@@ -128,6 +130,17 @@ describe('rewriteGroup reads its inputs ahead on S3 (moto)', () => {
     const left = [];
     for await (const f of t.io.list(`${t.location}/data/`)) left.push(f.path);
     expect(left.sort()).toEqual(paths.filter((_, i) => i !== 4).sort());
+  });
+
+  it('scanRows reads each small data file in one fetch ahead of its reader', async () => {
+    const t = await manyFiles(`s3://${bucket}/scan`, 6);
+    const plan = await planAll(t.io, t.metadata);
+    const paths = new Set(inputPaths(plan));
+    const counting = new CountingIO(t.io, (p) => paths.has(p));
+    const ids: number[] = [];
+    for await (const r of scanRows(counting, t.metadata)) ids.push(Number(r.id));
+    expect(ids.sort((a, b) => a - b)).toEqual(Array.from({ length: 150 }, (_, i) => i));
+    for (const input of plan.groups[0].inputs) expect(counting.readsOf(input.file.filePath)).toEqual([[0, Number(input.file.fileSizeInBytes)]]);
   });
 
   it('fails naming a broken input, and a missing one read ahead but never reached raises nothing', async () => {

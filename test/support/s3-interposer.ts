@@ -16,21 +16,24 @@ export interface S3Interposer {
   stop(): Promise<void>;
 }
 
+/** Passes a request on to `upstream` unchanged and its answer back. */
+export function forwardRequest(upstream: URL, req: IncomingMessage, res: ServerResponse): void {
+  const out = request(
+    { hostname: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
+    (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    },
+  );
+  out.on('error', (e) => res.destroy(e));
+  req.pipe(out);
+}
+
 export async function startS3Interposer(target: string): Promise<S3Interposer> {
   const upstream = new URL(target);
   let hook: ConditionalCreateHook | undefined;
 
-  const forward = (req: IncomingMessage, res: ServerResponse): void => {
-    const out = request(
-      { hostname: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    out.on('error', (e) => res.destroy(e));
-    req.pipe(out);
-  };
+  const forward = (req: IncomingMessage, res: ServerResponse): void => forwardRequest(upstream, req, res);
 
   const server = createServer((req, res) => {
     const current = hook;
