@@ -154,8 +154,9 @@ interface Layout {
   readonly validity: readonly [number, number];
   readonly offsets: readonly [number, number];
   readonly values: readonly [number, number];
-  /** Pointers to the child ArrowArrays. */
-  readonly children: readonly number[];
+  readonly children: readonly Layout[];
+  /** Bytes the copies of this array and its children take, each aligned. */
+  readonly bytes: number;
 }
 
 const NONE: readonly [number, number] = [0, 0];
@@ -170,42 +171,40 @@ function layoutOf(m: WasmView, ptr: number, type: arrow.DataType): Layout {
   const buffer = (i: number): number => (i < nBuffers ? m.u32(buffers + 4 * i) : 0);
   const whole = offset + length;
   const bitmapBytes = (whole + 7) >> 3;
-  const children = (type.children ?? []).map((_, i) => m.u32(childList + 4 * i));
+  const children = (type.children ?? []).map((c, i) => layoutOf(m, m.u32(childList + 4 * i), c.type));
   const validityPtr = type.typeId === arrow.Type.Null ? 0 : buffer(0);
   const validity: readonly [number, number] = nullCount !== 0 && validityPtr !== 0 ? [validityPtr, bitmapBytes] : NONE;
-  const base = { length, nullCount, offset, whole, validity, children };
+  let offsets = NONE;
+  let values = NONE;
   switch (type.typeId) {
     case arrow.Type.Null:
-      return { ...base, offsets: NONE, values: NONE };
-    case arrow.Type.Bool:
-      return { ...base, offsets: NONE, values: [buffer(1), bitmapBytes] };
-    case arrow.Type.Utf8:
-    case arrow.Type.Binary:
-      return { ...base, offsets: [buffer(1), 4 * (whole + 1)], values: [buffer(2), m.view.getInt32(buffer(1) + 4 * whole, true)] };
-    case arrow.Type.List:
-    case arrow.Type.Map:
-      return { ...base, offsets: [buffer(1), 4 * (whole + 1)], values: NONE };
     case arrow.Type.FixedSizeList:
     case arrow.Type.Struct:
-      return { ...base, offsets: NONE, values: NONE };
+      break;
+    case arrow.Type.Bool:
+      values = [buffer(1), bitmapBytes];
+      break;
+    case arrow.Type.Utf8:
+    case arrow.Type.Binary:
+      offsets = [buffer(1), 4 * (whole + 1)];
+      values = [buffer(2), m.view.getInt32(buffer(1) + 4 * whole, true)];
+      break;
+    case arrow.Type.List:
+    case arrow.Type.Map:
+      offsets = [buffer(1), 4 * (whole + 1)];
+      break;
     default:
-      return { ...base, offsets: NONE, values: [buffer(1), byteWidth(type) * whole] };
+      values = [buffer(1), byteWidth(type) * whole];
   }
+  let bytes = aligned(validity[1]) + aligned(offsets[1]) + aligned(values[1]);
+  for (const c of children) bytes += c.bytes;
+  return { length, nullCount, offset, whole, validity, offsets, values, children, bytes };
 }
 
 const aligned = (n: number): number => (n + 7) & ~7;
 
-/** Bytes the copies of the array at `ptr` and its children take, each aligned. */
-function measure(m: WasmView, ptr: number, type: arrow.DataType): number {
-  const l = layoutOf(m, ptr, type);
-  let n = aligned(l.validity[1]) + aligned(l.offsets[1]) + aligned(l.values[1]);
-  l.children.forEach((c, i) => (n += measure(m, c, type.children[i].type)));
-  return n;
-}
-
-/** Copies the ArrowArray at `ptr` (of `type`) into Arrow JS data. */
-function importArray(m: WasmView, ptr: number, type: arrow.DataType): AnyData {
-  const l = layoutOf(m, ptr, type);
+/** Copies an exported array (laid out in `l`, of `type`) into Arrow JS data. */
+function importArray(m: WasmView, l: Layout, type: arrow.DataType): AnyData {
   const { whole } = l;
   const nullBitmap = l.validity[1] > 0 ? m.copy(...l.validity) : undefined;
   const nulls = nullBitmap ? (l.offset === 0 ? l.nullCount : -1) : 0;
@@ -251,7 +250,8 @@ export function canImport(memory: WasmMemory, schemaPtr: number, schema: arrow.S
 export function importBatch(memory: WasmMemory, arrayPtr: number, schema: arrow.Schema): arrow.RecordBatch {
   const m = new WasmView(memory.buffer);
   const type = new arrow.Struct(schema.fields);
-  m.reserve(measure(m, arrayPtr, type));
-  const data = importArray(m, arrayPtr, type) as arrow.Data<arrow.Struct>;
+  const layout = layoutOf(m, arrayPtr, type);
+  m.reserve(layout.bytes);
+  const data = importArray(m, layout, type) as arrow.Data<arrow.Struct>;
   return new arrow.RecordBatch(schema, data);
 }
