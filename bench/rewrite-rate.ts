@@ -26,7 +26,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadTable } from '../lib/catalog/table.js';
-import { buildDemoTable } from '../lib/cli/demo.js';
+import { buildDemoTable } from '../lib/table/demo-table.js';
 import { planCompaction } from '../lib/compaction/planner.js';
 import { costRows, lambdaCostPerGb, s3TablesPerGb, TRANSITIONS_PER_GB } from './lambda-cost.js';
 import {

@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildDemoTable } from '../../lib/cli/demo.js';
+import { buildDemoTable } from '../../lib/table/demo-table.js';
 import { formatRunReport } from '../../lib/cli/format.js';
 import { loadTable } from '../../lib/catalog/table.js';
 import { LocalFileIO } from '../../lib/io/local.js';

@@ -9,7 +9,7 @@ import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadTable } from '../../lib/catalog/table.js';
-import { buildDemoTable } from '../../lib/cli/demo.js';
+import { buildDemoTable } from '../../lib/table/demo-table.js';
 import { LocalFileIO } from '../../lib/io/local.js';
 import { readManifest } from '../../lib/iceberg/manifest.js';
 import { readManifestList, type ManifestFile } from '../../lib/iceberg/manifest-list.js';
