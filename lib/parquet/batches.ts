@@ -13,6 +13,7 @@ import * as arrow from 'apache-arrow';
 import type { IcebergType, StructType } from '../iceberg/types.js';
 import type { IcebergValue } from '../iceberg/values.js';
 import { arrowSchema, arrowType, fieldIdOf, sameArrowType } from './schema.js';
+import { copyBits } from './concat.js';
 import { buildData, matchChildren, missingValue, readData } from './values.js';
 
 type AnyData = arrow.Data<arrow.DataType>;
@@ -46,16 +47,6 @@ function validity(data: AnyData): Uint8Array | undefined {
   const out = new Uint8Array((n + 7) >> 3);
   copyBits(data.nullBitmap, data.offset, out, 0, n);
   return out;
-}
-
-function copyBits(src: Uint8Array, from: number, dst: Uint8Array, to: number, n: number): void {
-  for (let i = 0; i < n; i++) {
-    const s = from + i;
-    if ((src[s >> 3] & (1 << (s & 7))) !== 0) {
-      const d = to + i;
-      dst[d >> 3] |= 1 << (d & 7);
-    }
-  }
 }
 
 function nulls(data: AnyData): { nullCount: number; nullBitmap?: Uint8Array } {

@@ -9,7 +9,7 @@ import * as arrow from 'apache-arrow';
 type AnyData = arrow.Data<arrow.DataType>;
 
 /** Sets `n` bits of `dst` from `to` on from the bits of `src` from `from` on (`dst` starts zeroed). */
-function copyBits(src: Uint8Array, from: number, dst: Uint8Array, to: number, n: number): void {
+export function copyBits(src: Uint8Array, from: number, dst: Uint8Array, to: number, n: number): void {
   if ((from & 7) === 0 && (to & 7) === 0) {
     const whole = n >> 3;
     dst.set(src.subarray(from >> 3, (from >> 3) + whole), to >> 3);
