@@ -16,13 +16,15 @@ import { commitTable, loadTable, type Table } from '../lib/catalog/table.js';
 import { LocalFileIO } from '../lib/io/local.js';
 import { FileContent, ManifestWriter, type DataFile } from '../lib/iceberg/manifest.js';
 import { ManifestContent, writeManifestList, type ManifestFile } from '../lib/iceberg/manifest-list.js';
-import { newMetadataLocation, tableLocationProvider } from '../lib/iceberg/locations.js';
+import { newMetadataLocation, partitionFolder, tableLocationProvider } from '../lib/iceberg/locations.js';
 import { toHumanString } from '../lib/iceberg/transform.js';
 import { currentSchema, specById } from '../lib/iceberg/table-metadata.js';
 import type { StructType } from '../lib/iceberg/types.js';
+import type { Row } from '../lib/iceberg/values.js';
 import { arrowSchema } from '../lib/parquet/schema.js';
 import { ParquetWriter } from '../lib/parquet/writer.js';
 import { toDataFile } from '../lib/table/data-writer.js';
+import { writePositionDeleteFile } from '../lib/table/delete-writer.js';
 import { commitChanges, createNewTable } from '../lib/table/operations.js';
 
 /** What a cached table's `bench-table.json` records. */
@@ -116,19 +118,42 @@ export interface DataTableOptions {
   /** …or once their bytes reach this. At least one of the two. */
   readonly bytes?: number;
   readonly rowsPerFile: number;
+  /**
+   * Partitions by truncate(W, id), W chosen so `files` fall into this many partitions of equal
+   * size (the issue's 3M-row workload has 4). Needs `files`. Default: unpartitioned.
+   */
+  readonly partitions?: number;
+  /**
+   * Position delete files, committed after the data: each deletes every 50th row of the data
+   * files it covers (files shared out evenly among them, within a partition). Default none.
+   */
+  readonly positionDeleteFiles?: number;
   readonly log?: (s: string) => void;
 }
 
+/** Every this-many-th row of a covered file is deleted by the position delete files. */
+const DELETE_EVERY_ROWS = 50;
+
 /**
- * An unpartitioned v2 table of many small Parquet files (ZSTD, the table's default), all
- * added by one commit: one manifest, one partition, one data sequence number.
+ * A v2 table of many small Parquet files (ZSTD, the table's default), all added by one commit:
+ * unpartitioned (one manifest, one partition) or, with `partitions`, truncate(W, id) partitions;
+ * with `positionDeleteFiles`, a second commit adds position deletes over them.
  */
 export async function buildDataTable(location: string, options: DataTableOptions): Promise<TableFacts> {
   const cached = cachedTable(location);
   if (cached) return cached;
   const t0 = performance.now();
   const io = new LocalFileIO();
-  let table = await createNewTable(io, location, { schema: DATA_SCHEMA, formatVersion: 2 });
+  const partitions = options.partitions ?? 0;
+  if (partitions > 0 && !(options.files && options.files % partitions === 0)) {
+    throw new Error(`partitions=${partitions} needs a file count that it divides`);
+  }
+  const width = partitions > 0 ? ((options.files ?? 0) / partitions) * options.rowsPerFile : 0;
+  let table = await createNewTable(io, location, {
+    schema: DATA_SCHEMA,
+    formatVersion: 2,
+    ...(partitions > 0 ? { partitionFields: [{ sourceId: 1, name: 'id_trunc', transform: { kind: 'truncate' as const, width } }] } : {}),
+  });
   const spec = specById(table.metadata, 0);
   const files: DataFile[] = [];
   let bytes = 0;
@@ -137,31 +162,57 @@ export async function buildDataTable(location: string, options: DataTableOptions
   const maxBytes = options.bytes ?? Number.POSITIVE_INFINITY;
   const batch = 65_536;
   while (files.length < maxFiles && bytes < maxBytes) {
-    const path = tableLocationProvider(table.metadata).newDataLocation(`${String(files.length).padStart(6, '0')}-bench.parquet`);
+    const name = `${String(files.length).padStart(6, '0')}-bench.parquet`;
+    const partition: Row = partitions > 0 ? { id_trunc: BigInt(rows - (rows % width)) } : {};
+    const folder = partitions > 0 ? partitionFolder(spec, partition, DATA_SCHEMA) : undefined;
+    const path = tableLocationProvider(table.metadata).newDataLocation(name, folder);
     const w = ParquetWriter.open(io, path, DATA_SCHEMA, { compression: 'zstd' });
     for (let done = 0; done < options.rowsPerFile; done += batch) {
       await w.write(makeBatch(rows + done, Math.min(batch, options.rowsPerFile - done)));
     }
     const written = await w.close();
-    files.push(toDataFile(written, spec, {}));
+    files.push(toDataFile(written, spec, partition));
     bytes += written.fileSizeInBytes;
     rows += options.rowsPerFile;
     if (files.length % 100 === 0) options.log?.(`  ${files.length} files, ${(bytes / 2 ** 20).toFixed(0)} MiB`);
   }
   table = await commitChanges(table, { addedDataFiles: files });
+
+  const deleteFiles = options.positionDeleteFiles ?? 0;
+  const deletes: DataFile[] = [];
+  let deletedRows = 0;
+  for (let d = 0; d < deleteFiles; d++) {
+    // Files [from, to) share a partition: the split is even and a partition's files are contiguous.
+    const from = Math.floor((d * files.length) / deleteFiles);
+    const to = Math.max(from + 1, Math.floor(((d + 1) * files.length) / deleteFiles));
+    const perPartition = partitions > 0 ? files.length / partitions : files.length;
+    const partitionOf = (i: number): number => Math.floor(i / perPartition);
+    const covered = files.slice(from, to).filter((_, k) => partitionOf(from + k) === partitionOf(from));
+    const positions = covered.flatMap((f) => {
+      const out: { filePath: string; pos: bigint }[] = [];
+      for (let r = d % DELETE_EVERY_ROWS; r < Number(f.recordCount); r += DELETE_EVERY_ROWS) out.push({ filePath: f.filePath, pos: BigInt(r) });
+      return out;
+    });
+    deletes.push(await writePositionDeleteFile(io, table.metadata, DATA_SCHEMA, spec, files[from].partition, positions));
+    deletedRows += positions.length;
+  }
+  if (deletes.length > 0) table = await commitChanges(table, { addedDeleteFiles: deletes, operation: 'delete' });
+
+  const shape = partitions > 0 ? `truncate(${width}, id) into ${partitions} partitions` : 'unpartitioned';
+  const deleteNote = deletes.length > 0 ? `; then ${deletes.length} position delete files (${deletedRows.toLocaleString('en-US')} rows, every ${DELETE_EVERY_ROWS}th row)` : '';
   return finish({
     kind: 'data',
     location,
     dataFiles: files.length,
-    deleteFiles: 0,
-    manifests: 1,
-    rows,
+    deleteFiles: deletes.length,
+    manifests: deletes.length > 0 ? 2 : 1,
+    rows: rows - deletedRows,
     dataBytes: bytes,
     metadataBytes: 0,
     buildSeconds: (performance.now() - t0) / 1000,
     description:
-      `unpartitioned v2 table, ${files.length.toLocaleString('en-US')} Parquet files × ${options.rowsPerFile.toLocaleString('en-US')} rows ` +
-      `× 6 columns (${DATA_COLUMNS}), ZSTD, one commit`,
+      `${shape} v2 table, ${files.length.toLocaleString('en-US')} Parquet files × ${options.rowsPerFile.toLocaleString('en-US')} rows ` +
+      `× 6 columns (${DATA_COLUMNS}), ZSTD, one commit${deleteNote}`,
   });
 }
 

@@ -600,12 +600,15 @@ async function main(): Promise<void> {
 
 if (process.argv[2] === '--phase') {
   const [phase, a, b, c] = process.argv.slice(3);
-  // build <location> <files | NNNmib> <rows per file>: a data table for running the other phases by hand.
+  // build <location> <files | NNNmib> <rows per file> [partitions] [position delete files]: a data table for running the other phases by hand.
   if (phase === 'build') {
     const size = /^(\d+)mib$/i.exec(b);
+    const [partitions, deleteFiles] = process.argv.slice(7).map(Number);
     const facts = await buildDataTable(a, {
       ...(size ? { bytes: Number(size[1]) * MiB } : { files: Number(b) }),
       rowsPerFile: Number(c),
+      ...(partitions ? { partitions } : {}),
+      ...(deleteFiles ? { positionDeleteFiles: deleteFiles } : {}),
       log: (s) => console.error(s),
     });
     console.log(JSON.stringify(facts));

@@ -48,12 +48,23 @@ const countsFromJson = (o: Record<string, string> | undefined): Map<number, bigi
   o ? new Map(Object.entries(o).map(([k, v]) => [Number(k), BigInt(v)])) : undefined;
 const bytesToJson = (m: Bytes): Record<string, string> | undefined =>
   m ? Object.fromEntries([...m].map(([k, v]) => [String(k), Buffer.from(v).toString('base64')])) : undefined;
-const bytesFromJson = (o: Record<string, string> | undefined): Map<number, Uint8Array> | undefined =>
-  o ? new Map(Object.entries(o).map(([k, v]) => [Number(k), new Uint8Array(Buffer.from(v, 'base64'))])) : undefined;
+const bytesFromJson = (o: Record<string, string> | undefined): Map<number, Uint8Array> | undefined => {
+  if (!o) return undefined;
+  const out = new Map<number, Uint8Array>();
+  // Copied out of Buffer's shared pool: a bound owns its bytes.
+  for (const k in o) out.set(Number(k), new Uint8Array(Buffer.from(o[k], 'base64')));
+  return out;
+};
 
-/** The partition struct type of a spec under the table's current schema. */
+const partitionTypes = new WeakMap<TableMetadata, Map<number, StructType>>();
+
+/** The partition struct type of a spec under the table's current schema (kept per metadata: a plan parses thousands of files). */
 export function partitionTypeOf(metadata: TableMetadata, specId: number): StructType {
-  return partitionType(specById(metadata, specId), currentSchema(metadata));
+  let bySpec = partitionTypes.get(metadata);
+  if (!bySpec) partitionTypes.set(metadata, (bySpec = new Map()));
+  let type = bySpec.get(specId);
+  if (!type) bySpec.set(specId, (type = partitionType(specById(metadata, specId), currentSchema(metadata))));
+  return type;
 }
 
 export function partitionToJson(partition: Row, type: StructType): Record<string, unknown> {

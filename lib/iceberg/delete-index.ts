@@ -4,6 +4,7 @@ import { FileContent } from './manifest.js';
 import { partitionKey, type PartitionSpec } from './partition.js';
 import { isUnpartitioned } from './partition.js';
 import { isDeletionVector, referencedDataFile } from './delete-file.js';
+import { MetadataColumns } from './schema.js';
 
 /** A delete file with the data sequence number it was committed under. */
 export interface DeleteFileRef {
@@ -32,6 +33,8 @@ export class DeleteFileIndex {
   private readonly posByPartition = new Map<string, DeleteFileRef[]>();
   private readonly eqByPartition = new Map<string, DeleteFileRef[]>();
   private readonly eqGlobal: DeleteFileRef[] = [];
+  /** file_path bounds of partition-scoped position deletes that have them. */
+  private readonly pathRanges = new Map<DeleteFileRef, PathRange>();
   private count = 0;
 
   constructor(private readonly specs: ReadonlyMap<number, PartitionSpec>) {}
@@ -52,6 +55,8 @@ export class DeleteFileIndex {
         push(this.posByPath, normalizePath(target), ref);
       } else {
         push(this.posByPartition, partitionKey(file.specId, file.partition), ref);
+        const range = pathRange(file);
+        if (range) this.pathRanges.set(ref, range);
       }
     } else if (file.content === FileContent.EqualityDeletes) {
       const spec = this.specs.get(file.specId);
@@ -74,13 +79,56 @@ export class DeleteFileIndex {
     const deletionVector = dv && dv.length > 0 ? dv.reduce((a, b) => (b.dataSequenceNumber > a.dataSequenceNumber ? b : a)) : undefined;
     const byPath = deletionVector || this.posByPath.size === 0 ? undefined : this.posByPath.get(path);
     const byPartition = deletionVector ? undefined : this.posByPartition.get(key);
-    const positionDeletes = select(byPath, byPartition, (d) => d.dataSequenceNumber >= dataSequenceNumber);
+    const ranges = this.pathRanges;
+    const positionDeletes =
+      byPartition && ranges.size > 0
+        ? select(byPath, byPartition, (d) => d.dataSequenceNumber >= dataSequenceNumber && mayHoldPath(ranges.get(d), file.filePath))
+        : select(byPath, byPartition, (d) => d.dataSequenceNumber >= dataSequenceNumber);
     // Equality deletes: delete seq > data seq, strictly.
     const eqByPartition = this.eqByPartition.get(key);
     const equalityDeletes = select(eqByPartition, this.eqGlobal, (d) => d.dataSequenceNumber > dataSequenceNumber);
     if (!deletionVector && positionDeletes.length === 0 && equalityDeletes.length === 0) return NO_DELETES;
     return { ...(deletionVector ? { deletionVector } : {}), positionDeletes, equalityDeletes };
   }
+}
+
+/** The file_path column's bounds of a position delete file, raw and with paths normalized. */
+interface PathRange {
+  readonly lower?: string;
+  readonly upper?: string;
+  readonly lowerNormalized?: string;
+  readonly upperNormalized?: string;
+}
+
+const utf8 = new TextDecoder();
+
+function pathRange(file: DataFile): PathRange | undefined {
+  const lower = file.lowerBounds?.get(MetadataColumns.FILE_PATH);
+  const upper = file.upperBounds?.get(MetadataColumns.FILE_PATH);
+  if (!lower && !upper) return undefined;
+  const l = lower ? utf8.decode(lower) : undefined;
+  const u = upper ? utf8.decode(upper) : undefined;
+  return {
+    ...(l !== undefined ? { lower: l, lowerNormalized: normalizePath(l) } : {}),
+    ...(u !== undefined ? { upper: u, upperNormalized: normalizePath(u) } : {}),
+  };
+}
+
+/**
+ * Whether a partition-scoped position delete file may hold positions of `path`: the path lies
+ * within its file_path bounds, as Java's DeleteFileIndex (canContainPosDeletesForFile, through
+ * 1.11) checks, comparing strings by UTF-16 code units like Comparators.charSequences(). The scan
+ * matches positions to files by normalized path (`hdfs://nn/x` is `/x`), so a file is passed over
+ * only when it lies outside the bounds both as written and normalized.
+ */
+function mayHoldPath(range: PathRange | undefined, path: string): boolean {
+  if (!range) return true;
+  if (within(path, range.lower, range.upper)) return true;
+  return within(normalizePath(path), range.lowerNormalized, range.upperNormalized);
+}
+
+function within(path: string, lower: string | undefined, upper: string | undefined): boolean {
+  return (lower === undefined || path >= lower) && (upper === undefined || path <= upper);
 }
 
 /**
