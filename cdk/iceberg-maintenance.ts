@@ -937,6 +937,12 @@ function maintenanceFunction(scope: Construct, id: string, step: Step, options: 
  */
 export const LAZY_MODULES: readonly string[] = ['@aws-sdk/client-glue', '@aws-sdk/client-s3tables'];
 
+/**
+ * Native modules the code loads only when Node lacks what they do: zstd-napi when `node:zlib` has
+ * no zstd (Node < 22.15; the nodejs22.x runtime has it). Left out of every bundle.
+ */
+export const NATIVE_MODULES: readonly string[] = ['zstd-napi'];
+
 /** Where a lazy module's bundle goes, relative to the function's folder. */
 export function lazyModuleFile(module: string): string {
   return join('node_modules', ...module.split('/'), 'index.js');
@@ -966,7 +972,7 @@ function bundlingOptions(wasmFiles: typeof WASM_FILES): BundlingOptions {
     sourceMap: ESBUILD_OPTIONS.sourcemap,
     sourcesContent: ESBUILD_OPTIONS.sourcesContent,
     // Bundle the AWS SDK too: the version we test with, not the runtime's (the lazy ones beside index.js).
-    externalModules: [...LAZY_MODULES],
+    externalModules: [...LAZY_MODULES, ...NATIVE_MODULES],
     forceDockerBundling: false,
     commandHooks: {
       beforeBundling: () => [],

@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildSync } from 'esbuild';
-import { ESBUILD_OPTIONS, LAZY_MODULES, lazyModuleFile, STEPS, WASM_FILES, WASM_STEPS } from '../cdk/iceberg-maintenance.js';
+import { ESBUILD_OPTIONS, LAZY_MODULES, lazyModuleFile, NATIVE_MODULES, STEPS, WASM_FILES, WASM_STEPS } from '../cdk/iceberg-maintenance.js';
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
@@ -19,7 +19,7 @@ for (const step of STEPS) {
   const dir = join(out, step);
   mkdirSync(dir, { recursive: true });
   const common = { ...ESBUILD_OPTIONS, bundle: true, logLevel: 'warning' } as const;
-  buildSync({ ...common, entryPoints: [join(REPO_ROOT, 'functions', `${step}.ts`)], external: [...LAZY_MODULES], outfile: join(dir, 'index.js') });
+  buildSync({ ...common, entryPoints: [join(REPO_ROOT, 'functions', `${step}.ts`)], external: [...LAZY_MODULES, ...NATIVE_MODULES], outfile: join(dir, 'index.js') });
   for (const m of LAZY_MODULES) buildSync({ ...common, sourcemap: false, entryPoints: [require.resolve(m)], outfile: join(dir, lazyModuleFile(m)) });
   if (WASM_STEPS.includes(step)) for (const w of WASM_FILES) copyFileSync(require.resolve(w.module), join(dir, w.fileName));
   console.log(`dist/bundles/${step}`);

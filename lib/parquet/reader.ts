@@ -6,13 +6,15 @@
  * InvalidFileError naming it. Each row group's column chunks are then fetched with one
  * coalesced range read and decoded by parquet-wasm's synchronous `readParquet` from a
  * rebuilt one-row-group file (row-group-file.ts): its async reader kills the process with
- * a wasm panic when a range read fails, and never settles on corrupt pages.
+ * a wasm panic when a range read fails, and never settles on corrupt pages. ZSTD pages are
+ * decompressed natively on the way (row-group-file.ts, compression-codec.ts).
  */
 import * as arrow from 'apache-arrow';
 import * as pw from 'parquet-wasm';
 import { IllegalStateError, InvalidArgumentError, InvalidFileError } from '../errors.js';
 import type { FileIO, InputFile } from '../io/file-io.js';
 import { canImport, importBatch, type WasmMemory } from './arrow-c-data.js';
+import { zstdCodec } from './compression-codec.js';
 import { readFooter, rowGroupStart, type ParquetFooter } from './footer.js';
 import { planRowGroup, schemaOnlyFile } from './row-group-file.js';
 import { fieldIdsOf, type ArrowFieldIds } from './schema.js';
@@ -159,7 +161,8 @@ async function* decodeRowGroup(
   columns: readonly string[] | undefined,
   batchSize: number,
 ): AsyncIterable<arrow.RecordBatch> {
-  const plan = planRowGroup(state.typed, index, columns);
+  const zstd = zstdCodec();
+  const plan = planRowGroup(state.typed, index, columns, { path: file.path, ...(zstd ? { zstd } : {}) });
   const fetched = await Promise.all(plan.reads.map(([s, e]) => readRange(file, state, s, e)));
   fetched.forEach((b, k) => {
     const [s, e] = plan.reads[k];
@@ -169,9 +172,10 @@ async function* decodeRowGroup(
       });
     }
   });
+  const rowGroupFile = plan.build(fetched);
   let table: pw.Table;
   try {
-    table = pw.readParquet(plan.build(fetched), { batchSize });
+    table = pw.readParquet(rowGroupFile, { batchSize });
   } catch (err) {
     throw wasmError(file.path, err, `cannot read row group ${index}`);
   }

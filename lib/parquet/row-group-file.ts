@@ -6,8 +6,14 @@
  * fails, and hangs on corrupt pages. Its synchronous `readParquet` throws instead, so the
  * reader fetches each row group's byte ranges itself (FileIO retries and errors apply) and
  * hands wasm this rebuilt file.
+ *
+ * ZSTD column chunks are decompressed here, natively (compression-codec.ts), and go to wasm as
+ * UNCOMPRESSED: parquet-wasm's own ZSTD is most of its read. Other codecs are left to wasm
+ * (codecs are per column chunk, so one file may mix both).
  */
 import { InvalidArgumentError, InvalidFileError } from '../errors.js';
+import type { ZstdCodec } from './compression-codec.js';
+import { decompressPage, PageError, PageType, readPages } from './page-compression.js';
 import { ThriftType, type TypedField, type TypedList, type TypedValue, writeTypedStruct } from './thrift.js';
 
 const MAGIC = Uint8Array.of(0x50, 0x41, 0x52, 0x31);
@@ -121,11 +127,58 @@ function frame(chunks: readonly Uint8Array[], footer: Uint8Array): Uint8Array {
   return out;
 }
 
+const ZSTD = 6;
+const UNCOMPRESSED = 0;
+
+/** What the rebuilt file holds of one column chunk: its bytes, and where its pages start within them. */
+interface ChunkBytes {
+  readonly parts: readonly Uint8Array[];
+  readonly length: number;
+  /** Offsets within the chunk of its first data page, and of its dictionary page when it has one. */
+  readonly dataPage: number;
+  readonly dictionaryPage: number | undefined;
+}
+
+/** A ZSTD column chunk with every page decompressed by `zstd`, or throws PageError. */
+function decompressedChunk(bytes: Uint8Array, zstd: ZstdCodec): ChunkBytes {
+  const parts: Uint8Array[] = [];
+  let length = 0;
+  let dataPage: number | undefined;
+  let dictionaryPage: number | undefined;
+  for (const page of readPages(bytes, 0, bytes.length)) {
+    if (page.type === PageType.DICTIONARY_PAGE) dictionaryPage ??= length;
+    else if (page.type === PageType.DATA_PAGE || page.type === PageType.DATA_PAGE_V2) dataPage ??= length;
+    const p = decompressPage(bytes, page, (data, size) => zstd.decompress(data, size));
+    parts.push(...p.parts);
+    length += p.length;
+  }
+  if (dataPage === undefined) throw new PageError('no data page');
+  return { parts, length, dataPage, dictionaryPage };
+}
+
+function pathInSchema(meta: readonly TypedField[]): string {
+  return list(field(meta, 3))
+    .map((p) => utf8.decode(p as Uint8Array))
+    .join('.');
+}
+
+export interface RowGroupFileOptions {
+  /** Decompresses ZSTD pages natively when given (compression-codec.ts `zstdCodec()`). */
+  readonly zstd?: ZstdCodec;
+  /** The file, for errors. */
+  readonly path?: string;
+}
+
 /**
  * Plans the standalone file of row group `index`, keeping the top-level columns named in
  * `columns` (all when undefined), in file order.
  */
-export function planRowGroup(footer: readonly TypedField[], index: number, columns?: readonly string[]): RowGroupPlan {
+export function planRowGroup(
+  footer: readonly TypedField[],
+  index: number,
+  columns?: readonly string[],
+  options: RowGroupFileOptions = {},
+): RowGroupPlan {
   const schema = list(field(footer, 2)) as TypedField[][];
   const rowGroups = list(field(footer, 4)) as TypedField[][];
   const rg = rowGroups[index];
@@ -169,17 +222,39 @@ export function planRowGroup(footer: readonly TypedField[], index: number, colum
       const parts: Uint8Array[] = [];
       const newChunks: TypedField[][] = spans.map((s, k) => {
         const { read, offset } = where[k];
-        parts.push(fetched[read].subarray(offset, offset + (s.end - s.start)));
+        const bytes = fetched[read].subarray(offset, offset + (s.end - s.start));
         const delta = at - s.start;
-        at += s.end - s.start;
+        const chunkStart = at;
         let meta = s.meta.filter((f) => f.id !== 14 && f.id !== 15);
-        for (const id of [9, 10, 11]) {
-          const f = meta.find((x) => x.id === id);
-          if (f) meta = set(meta, id, f.type, num(f.value) + delta);
+        if (options.zstd && num(field(meta, 4)) === ZSTD) {
+          let chunk: ChunkBytes;
+          try {
+            chunk = decompressedChunk(bytes, options.zstd);
+          } catch (e) {
+            if (!(e instanceof PageError)) throw e;
+            throw new InvalidFileError(`row group ${index}, column ${pathInSchema(meta)}: ${e.message}`, { path: options.path, cause: e });
+          }
+          parts.push(...chunk.parts);
+          meta = set(meta, 4, ThriftType.I32, UNCOMPRESSED);
+          meta = set(meta, 6, ThriftType.I64, chunk.length);
+          meta = set(meta, 7, ThriftType.I64, chunk.length);
+          meta = set(meta, 9, ThriftType.I64, at + chunk.dataPage);
+          meta = meta.filter((f) => f.id !== 10 && f.id !== 11);
+          if (chunk.dictionaryPage !== undefined) meta = set(meta, 11, ThriftType.I64, at + chunk.dictionaryPage);
+          at += chunk.length;
+        } else {
+          parts.push(bytes);
+          at += s.end - s.start;
+          for (const id of [9, 10, 11]) {
+            const f = meta.find((x) => x.id === id);
+            if (f) meta = set(meta, id, f.type, num(f.value) + delta);
+          }
         }
         let cc = s.cc.filter((f) => f.id <= 3);
         const fileOffset = cc.find((f) => f.id === 2);
-        if (fileOffset) cc = set(cc, 2, fileOffset.type, Math.max(0, num(fileOffset.value) + delta));
+        // Rewritten chunks change length: their file_offset (unused by readers) is their start.
+        const rewrote = at - chunkStart !== s.end - s.start || num(field(meta, 4)) !== num(field(s.meta, 4));
+        if (fileOffset) cc = set(cc, 2, fileOffset.type, rewrote ? chunkStart : Math.max(0, num(fileOffset.value) + delta));
         return set(cc, 3, ThriftType.Struct, meta);
       });
 

@@ -1,0 +1,151 @@
+/**
+ * ZSTD for Parquet pages (parquet-format CompressionCodec ZSTD), done natively outside wasm.
+ *
+ * parquet-wasm's ZSTD runs at ~130 MB/s of output and is ~85 % of its read; native zstd does
+ * ~1 GB/s, and parquet-wasm 0.8 cannot set a ZSTD level. So the reader decompresses ZSTD pages
+ * before wasm sees them (row-group-file.ts) and the writer compresses wasm's uncompressed pages
+ * (page-compression.ts). Which native codec, in order:
+ *
+ * 1. `node:zlib`'s zstdCompressSync / zstdDecompressSync (Node >= 22.15, the Lambda's nodejs22.x);
+ * 2. the `zstd-napi` package (prebuilt native module), loaded lazily and only when zlib lacks
+ *    zstd, so the Lambda bundles neither carry nor need it;
+ * 3. none: parquet-wasm compresses and decompresses itself, as before.
+ *
+ * `PACKICE_ZSTD` = `auto` (default) | `zlib` | `zstd-napi` | `wasm` picks one (tests, benchmarks).
+ */
+import { createRequire } from 'node:module';
+import * as zlib from 'node:zlib';
+import { InvalidArgumentError } from '../errors.js';
+
+/** A native ZSTD implementation. */
+export interface ZstdCodec {
+  /** Where it comes from: `node:zlib` or `zstd-napi`. */
+  readonly name: string;
+  compress(data: Uint8Array, level: number): Uint8Array;
+  /** Decompresses one or more frames; throws when they do not hold exactly `uncompressedSize` bytes. */
+  decompress(data: Uint8Array, uncompressedSize: number): Uint8Array;
+}
+
+/** ZSTD level when none is set: Iceberg's `write.parquet.compression-level` default for zstd (parquet-mr's too). */
+export const DEFAULT_ZSTD_LEVEL = 3;
+
+export type ZstdChoice = 'auto' | 'zlib' | 'zstd-napi' | 'wasm';
+
+interface ZlibZstd {
+  zstdCompressSync(data: Uint8Array, options: { params: Record<number, number> }): Buffer;
+  zstdDecompressSync(data: Uint8Array, options: { maxOutputLength?: number }): Buffer;
+  constants: { ZSTD_c_compressionLevel: number };
+}
+
+function zlibCodec(): ZstdCodec | undefined {
+  const z = zlib as unknown as Partial<ZlibZstd>;
+  if (typeof z.zstdCompressSync !== 'function' || typeof z.zstdDecompressSync !== 'function') return undefined;
+  const levelParam = (zlib.constants as unknown as ZlibZstd['constants']).ZSTD_c_compressionLevel;
+  const { zstdCompressSync, zstdDecompressSync } = z as ZlibZstd;
+  return {
+    name: 'node:zlib',
+    compress: (data, level) => zstdCompressSync(data, { params: { [levelParam]: level } }),
+    decompress(data, uncompressedSize) {
+      // maxOutputLength stops a frame that claims more from allocating it; one byte more tells "too long" from "exact".
+      const options = { maxOutputLength: Math.max(1, uncompressedSize + 1) };
+      let out: Uint8Array = zstdDecompressSync(data, options);
+      // Node's zlib stops after the first frame; a page may hold several.
+      if (out.length < uncompressedSize) out = Buffer.concat(zstdFrames(data).map((f) => zstdDecompressSync(f, options)));
+      return checked(out, uncompressedSize);
+    },
+  };
+}
+
+interface ZstdNapi {
+  compress(data: Uint8Array, params?: { compressionLevel?: number }): Buffer;
+}
+interface ZstdNapiBinding {
+  DCtx: new () => { decompress(dst: Uint8Array, src: Uint8Array): number };
+}
+
+function napiCodec(): ZstdCodec | undefined {
+  let m: ZstdNapi;
+  let binding: ZstdNapiBinding;
+  try {
+    // Lazy and through createRequire: esbuild leaves it out of the bundles (marked external there too).
+    const require = createRequire(import.meta.url);
+    m = require('zstd-napi') as ZstdNapi;
+    binding = require('zstd-napi/binding.js') as ZstdNapiBinding;
+  } catch {
+    return undefined;
+  }
+  const dctx = new binding.DCtx();
+  return {
+    name: 'zstd-napi',
+    compress: (data, level) => m.compress(data, { compressionLevel: level }),
+    decompress(data, uncompressedSize) {
+      // Into a buffer of the size the page header gives (zstd-napi's own decompress allocates what the frame claims).
+      const out = Buffer.allocUnsafe(uncompressedSize);
+      return checked(out.subarray(0, dctx.decompress(out, data)), uncompressedSize);
+    },
+  };
+}
+
+const ZSTD_MAGIC = 0xfd2fb528;
+
+/** The frames of a ZSTD stream (RFC 8878 section 3.1), skippable frames left out. */
+export function zstdFrames(data: Uint8Array): Uint8Array[] {
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  const frames: Uint8Array[] = [];
+  let at = 0;
+  const need = (n: number): void => {
+    if (at + n > data.length) throw new RangeError(`ZSTD frame cut short at byte ${at} of ${data.length}`);
+  };
+  while (at < data.length) {
+    need(8);
+    const magic = view.getUint32(at, true);
+    if ((magic & 0xfffffff0) === 0x184d2a50) {
+      at += 8 + view.getUint32(at + 4, true);
+      continue;
+    }
+    if (magic !== ZSTD_MAGIC) throw new RangeError(`no ZSTD frame at byte ${at}`);
+    const start = at;
+    const fhd = data[at + 4];
+    const singleSegment = (fhd & 0x20) !== 0;
+    const fcsFlag = fhd >> 6;
+    at += 5 + (singleSegment ? 0 : 1) + [0, 1, 2, 4][fhd & 3] + [singleSegment ? 1 : 0, 2, 4, 8][fcsFlag];
+    for (let last = false; !last; ) {
+      need(3);
+      const header = data[at] | (data[at + 1] << 8) | (data[at + 2] << 16);
+      last = (header & 1) !== 0;
+      const type = (header >> 1) & 3;
+      if (type === 3) throw new RangeError(`reserved ZSTD block type at byte ${at}`);
+      at += 3 + (type === 1 ? 1 : header >>> 3);
+    }
+    if (fhd & 4) at += 4;
+    need(0);
+    frames.push(data.subarray(start, at));
+  }
+  return frames;
+}
+
+function checked(out: Uint8Array, uncompressedSize: number): Uint8Array {
+  if (out.length !== uncompressedSize) {
+    throw new RangeError(`decompressed to ${out.length > uncompressedSize ? `more than ${uncompressedSize}` : out.length} bytes, expected ${uncompressedSize}`);
+  }
+  return out;
+}
+
+const chosen = new Map<ZstdChoice, ZstdCodec | undefined>();
+
+function choiceFromEnv(): ZstdChoice {
+  const v = (process.env.PACKICE_ZSTD ?? 'auto').toLowerCase();
+  if (v === 'auto' || v === 'zlib' || v === 'zstd-napi' || v === 'wasm') return v;
+  throw new InvalidArgumentError(`PACKICE_ZSTD="${v}": expected auto, zlib, zstd-napi or wasm`);
+}
+
+/** The native ZSTD codec to use (see the module comment), or undefined to leave ZSTD to parquet-wasm. */
+export function zstdCodec(choice: ZstdChoice = choiceFromEnv()): ZstdCodec | undefined {
+  if (chosen.has(choice)) return chosen.get(choice);
+  let codec: ZstdCodec | undefined;
+  if (choice === 'zlib') codec = zlibCodec();
+  else if (choice === 'zstd-napi') codec = napiCodec();
+  else if (choice === 'auto') codec = zlibCodec() ?? napiCodec();
+  chosen.set(choice, codec);
+  return codec;
+}

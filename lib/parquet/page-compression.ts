@@ -1,0 +1,140 @@
+/**
+ * Compressing and decompressing the pages of a Parquet column chunk outside wasm
+ * (compression-codec.ts says why). A column chunk is a run of pages, each a Thrift
+ * PageHeader followed by its payload: compressed_page_size bytes that hold
+ * uncompressed_page_size bytes once decompressed. In a DATA_PAGE_V2 the repetition and
+ * definition levels lead the payload and are never compressed, and `is_compressed` may say
+ * the values are not either. Rewritten headers drop the CRC (it covers the old bytes).
+ */
+import { ThriftType, TypedThriftReader, writeTypedStruct, type TypedField, type TypedValue } from './thrift.js';
+
+/** parquet-format PageType. */
+export const PageType = { DATA_PAGE: 0, INDEX_PAGE: 1, DICTIONARY_PAGE: 2, DATA_PAGE_V2: 3 } as const;
+
+/** PageHeader field ids. */
+const TYPE = 1;
+const UNCOMPRESSED_PAGE_SIZE = 2;
+const COMPRESSED_PAGE_SIZE = 3;
+const CRC = 4;
+const DATA_PAGE_HEADER_V2 = 8;
+/** DataPageHeaderV2 field ids. */
+const DEFINITION_LEVELS_BYTE_LENGTH = 5;
+const REPETITION_LEVELS_BYTE_LENGTH = 6;
+const IS_COMPRESSED = 7;
+
+/** A page's bytes [start, end) within its buffer, with its parsed header. */
+export interface Page {
+  readonly type: number;
+  readonly header: readonly TypedField[];
+  readonly start: number;
+  readonly payloadStart: number;
+  readonly end: number;
+  readonly uncompressedSize: number;
+}
+
+/** Thrown for bytes that do not make up pages; callers turn it into an InvalidFileError naming the file and column. */
+export class PageError extends Error {}
+
+function get(fields: readonly TypedField[], id: number): TypedValue | undefined {
+  return fields.find((f) => f.id === id)?.value;
+}
+
+function int(fields: readonly TypedField[], id: number, what: string): number {
+  const v = get(fields, id);
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) throw new PageError(`page header has no valid ${what}`);
+  return v;
+}
+
+/** The page starting at `at`, which must end by `end`. */
+export function readPage(bytes: Uint8Array, at: number, end: number): Page {
+  let header: TypedField[];
+  let payloadStart: number;
+  try {
+    const r = new TypedThriftReader(bytes.subarray(0, end), at);
+    header = r.typedStruct();
+    payloadStart = r.offset;
+  } catch (e) {
+    throw new PageError(`unreadable page header at byte ${at}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  const type = int(header, TYPE, 'type');
+  const compressed = int(header, COMPRESSED_PAGE_SIZE, 'compressed_page_size');
+  const uncompressedSize = int(header, UNCOMPRESSED_PAGE_SIZE, 'uncompressed_page_size');
+  if (payloadStart + compressed > end) {
+    throw new PageError(`page at byte ${at} claims ${compressed} bytes but only ${end - payloadStart} are left in the column chunk`);
+  }
+  return { type, header, start: at, payloadStart, end: payloadStart + compressed, uncompressedSize };
+}
+
+/** The pages of bytes [start, end); they must fill it exactly. */
+export function readPages(bytes: Uint8Array, start: number, end: number): Page[] {
+  const out: Page[] = [];
+  for (let at = start; at < end; ) {
+    const p = readPage(bytes, at, end);
+    out.push(p);
+    at = p.end;
+  }
+  return out;
+}
+
+/** Bytes at the head of the payload that stay uncompressed (a v2 page's levels), and whether the rest is compressed. */
+function layout(page: Page): { levels: number; compressed: boolean } {
+  if (page.type !== PageType.DATA_PAGE_V2) return { levels: 0, compressed: page.type !== PageType.INDEX_PAGE };
+  const v2 = get(page.header, DATA_PAGE_HEADER_V2);
+  if (!Array.isArray(v2)) throw new PageError('DATA_PAGE_V2 without its data_page_header_v2');
+  const levels = int(v2, DEFINITION_LEVELS_BYTE_LENGTH, 'definition_levels_byte_length') + int(v2, REPETITION_LEVELS_BYTE_LENGTH, 'repetition_levels_byte_length');
+  if (levels > page.end - page.payloadStart || levels > page.uncompressedSize) throw new PageError(`levels of ${levels} bytes exceed the page`);
+  return { levels, compressed: get(v2, IS_COMPRESSED) !== false };
+}
+
+function withFields(header: readonly TypedField[], set: ReadonlyMap<number, TypedField>): TypedField[] {
+  const out = header.filter((f) => f.id !== CRC && !set.has(f.id)).concat([...set.values()]);
+  return out.sort((a, b) => a.id - b.id);
+}
+
+function i32(id: number, value: number): TypedField {
+  return { id, type: ThriftType.I32, value };
+}
+
+/** A page's new header followed by its new payload parts. */
+export interface RewrittenPage {
+  readonly parts: readonly Uint8Array[];
+  readonly length: number;
+}
+
+function rewritten(header: readonly TypedField[], page: Page, compressedSize: number, v2Compressed: boolean | undefined, body: Uint8Array[]): RewrittenPage {
+  const set = new Map<number, TypedField>([[COMPRESSED_PAGE_SIZE, i32(COMPRESSED_PAGE_SIZE, compressedSize)]]);
+  if (v2Compressed !== undefined) {
+    const v2 = get(page.header, DATA_PAGE_HEADER_V2) as TypedField[];
+    const fields = v2.filter((f) => f.id !== IS_COMPRESSED).concat([{ id: IS_COMPRESSED, type: ThriftType.True, value: v2Compressed }]).sort((a, b) => a.id - b.id);
+    set.set(DATA_PAGE_HEADER_V2, { id: DATA_PAGE_HEADER_V2, type: ThriftType.Struct, value: fields });
+  }
+  const head = writeTypedStruct(withFields(header, set));
+  return { parts: [head, ...body], length: head.length + compressedSize };
+}
+
+/** The page with its payload decompressed by `decompress` (which must give exactly the size asked for). */
+export function decompressPage(bytes: Uint8Array, page: Page, decompress: (data: Uint8Array, size: number) => Uint8Array): RewrittenPage {
+  const { levels, compressed } = layout(page);
+  const payload = bytes.subarray(page.payloadStart, page.end);
+  if (!compressed) {
+    if (payload.length !== page.uncompressedSize) throw new PageError(`uncompressed page of ${payload.length} bytes claims ${page.uncompressedSize}`);
+    return rewritten(page.header, page, payload.length, page.type === PageType.DATA_PAGE_V2 ? false : undefined, [payload]);
+  }
+  let values: Uint8Array;
+  try {
+    values = decompress(payload.subarray(levels), page.uncompressedSize - levels);
+  } catch (e) {
+    throw new PageError(`page at byte ${page.start} does not decompress: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  return rewritten(page.header, page, page.uncompressedSize, page.type === PageType.DATA_PAGE_V2 ? false : undefined, [payload.subarray(0, levels), values]);
+}
+
+/** The (uncompressed) page with its payload compressed by `compress`. */
+export function compressPage(bytes: Uint8Array, page: Page, compress: (data: Uint8Array) => Uint8Array): RewrittenPage {
+  const { levels } = layout(page);
+  const payload = bytes.subarray(page.payloadStart, page.end);
+  if (payload.length !== page.uncompressedSize) throw new PageError(`page at byte ${page.start} is not uncompressed`);
+  if (page.type === PageType.INDEX_PAGE) return rewritten(page.header, page, payload.length, undefined, [payload]);
+  const values = compress(payload.subarray(levels));
+  return rewritten(page.header, page, levels + values.length, page.type === PageType.DATA_PAGE_V2 ? true : undefined, [payload.subarray(0, levels), values]);
+}

@@ -1,0 +1,153 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import * as zlib from 'node:zlib';
+import * as arrow from 'apache-arrow';
+import fc from 'fast-check';
+import * as pw from 'parquet-wasm';
+import { afterEach, describe, expect, it } from 'vitest';
+import { InvalidFileError } from '../../lib/errors.js';
+import { zstdCodec, zstdFrames, type ZstdChoice } from '../../lib/parquet/compression-codec.js';
+import { readFooter } from '../../lib/parquet/footer.js';
+import { PageType, readPage } from '../../lib/parquet/page-compression.js';
+import { readParquetBatches } from '../../lib/parquet/reader.js';
+import { batchFromRows } from '../../lib/parquet/values.js';
+import { ParquetWriter } from '../../lib/parquet/writer.js';
+import { readTypedStruct, ThriftType, writeTypedStruct } from '../../lib/parquet/thrift.js';
+import { FIXTURES } from '../support/fixtures.js';
+import { ALL_TYPES, io, rowArbitrary, tempPath } from './helpers.js';
+
+const saved = process.env.PACKICE_ZSTD;
+afterEach(() => {
+  if (saved === undefined) delete process.env.PACKICE_ZSTD;
+  else process.env.PACKICE_ZSTD = saved;
+});
+
+/** Native codecs this Node has (zlib's from 22.15; zstd-napi from its prebuilt binary). */
+const NATIVE = (['zlib', 'zstd-napi'] as const).filter((c) => zstdCodec(c) !== undefined);
+const zlibHasZstd = typeof (zlib as unknown as Record<string, unknown>).zstdCompressSync === 'function';
+
+/** Every batch of a file as one Arrow IPC stream, read with ZSTD done by `choice`. */
+async function readAs(path: string, choice: ZstdChoice): Promise<Buffer> {
+  process.env.PACKICE_ZSTD = choice;
+  const batches: arrow.RecordBatch[] = [];
+  for await (const b of readParquetBatches(io, path)) batches.push(b);
+  return Buffer.from(arrow.tableToIPC(new arrow.Table(batches), 'stream'));
+}
+
+/** Writes `rows` of ALL_TYPES with parquet-wasm directly, ZSTD, in the given page format. */
+function writeWithWasm(path: string, table: arrow.Table, version: pw.WriterVersion, dictionary: boolean): void {
+  const props = new pw.WriterPropertiesBuilder()
+    .setCompression(pw.Compression.ZSTD)
+    .setWriterVersion(version)
+    .setDictionaryEnabled(dictionary)
+    .setMaxRowGroupSize(150)
+    .setDataPageSizeLimit(512)
+    .build();
+  writeFileSync(path, pw.writeParquet(pw.Table.fromIPCStream(arrow.tableToIPC(table, 'stream')), props));
+}
+
+describe('native ZSTD codec', () => {
+  it('auto picks node:zlib where Node has zstd, else zstd-napi', () => {
+    expect(NATIVE.length).toBeGreaterThan(0);
+    expect(zstdCodec('auto')?.name).toBe(zlibHasZstd ? 'node:zlib' : 'zstd-napi');
+    expect(zstdCodec('wasm')).toBeUndefined();
+  });
+
+  for (const choice of NATIVE) {
+    it(`${choice}: round trips one and several frames, and refuses a wrong size or a corrupt frame`, () => {
+      const codec = zstdCodec(choice)!;
+      const data = new TextEncoder().encode('parquet page '.repeat(500));
+      const one = codec.compress(data, 3);
+      expect(Buffer.from(codec.decompress(one, data.length)).equals(Buffer.from(data))).toBe(true);
+      const two = Buffer.concat([one, codec.compress(data.subarray(0, 100), 1)]);
+      expect(zstdFrames(two).map((f) => f.length)).toEqual([one.length, two.length - one.length]);
+      expect(codec.decompress(two, data.length + 100).length).toBe(data.length + 100);
+      expect(() => codec.decompress(one, data.length - 1)).toThrow();
+      expect(() => codec.decompress(one, data.length + 1)).toThrow();
+      const corrupt = Buffer.from(one);
+      corrupt.fill(0, 0, 4);
+      expect(() => codec.decompress(corrupt, data.length)).toThrow();
+    });
+  }
+
+  it('compresses better at level 3 than at level 1', () => {
+    const codec = zstdCodec(NATIVE[0])!;
+    const words = ['alpha', 'beta', 'gamma', 'delta', 'epsilon'];
+    const text = new TextEncoder().encode(Array.from({ length: 20_000 }, (_, i) => `${words[(i * i) % 5]} ${((i * 2654435761) >>> 0) % 1000}`).join(' '));
+    expect(codec.compress(text, 3).length).toBeLessThan(codec.compress(text, 1).length);
+  });
+});
+
+describe('reading ZSTD pages natively', () => {
+  const choices: ZstdChoice[] = [...NATIVE];
+
+  it('gives the same batches as parquet-wasm alone: every type, nulls, nesting, v1 and v2 pages, with and without dictionaries (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(rowArbitrary(ALL_TYPES), { minLength: 1, maxLength: 400 }), async (rows) => {
+        const table = new arrow.Table([batchFromRows(ALL_TYPES, rows)]);
+        for (const version of [pw.WriterVersion.V1, pw.WriterVersion.V2]) {
+          for (const dictionary of [true, false]) {
+            const path = tempPath('t.parquet');
+            writeWithWasm(path, table, version, dictionary);
+            const { footer } = await readFooter(io.newInputFile(path));
+            const first = footer.rowGroups[0].columns[0];
+            expect(first.codec).toBe(6);
+            expect(readPage(readFileSync(path), first.dataPageOffset, first.dataPageOffset + first.totalCompressedSize).type).toBe(
+              version === pw.WriterVersion.V2 ? PageType.DATA_PAGE_V2 : PageType.DATA_PAGE,
+            );
+            const expected = await readAs(path, 'wasm');
+            for (const c of choices) expect((await readAs(path, c)).equals(expected)).toBe(true);
+          }
+        }
+      }),
+      { numRuns: 6 },
+    );
+  });
+
+  it('reads the real engines fixtures (parquet-mr ZSTD and GZIP) as parquet-wasm does', async () => {
+    const files = execFileSync('find', [FIXTURES, '-name', '*.parquet']).toString().trim().split('\n');
+    expect(files.length).toBeGreaterThan(10);
+    for (const f of files) {
+      const expected = await readAs(f, 'wasm');
+      for (const c of choices) expect((await readAs(f, c)).equals(expected)).toBe(true);
+    }
+  });
+
+  async function zstdFile(): Promise<{ path: string; bytes: Buffer; pageAt: number }> {
+    const path = tempPath('c.parquet');
+    const w = ParquetWriter.open(io, path, ALL_TYPES, { compression: 'zstd' });
+    await w.writeRows(fc.sample(rowArbitrary(ALL_TYPES), { numRuns: 200, seed: 7 }));
+    await w.close();
+    const { footer } = await readFooter(io.newInputFile(path));
+    const s = footer.rowGroups[0].columns.find((c) => c.path.join('.') === 's')!;
+    return { path, bytes: readFileSync(path), pageAt: s.dataPageOffset };
+  }
+
+  it('names the file, row group, column and fault of a corrupt ZSTD frame', async () => {
+    const { path, bytes, pageAt } = await zstdFile();
+    const page = readPage(bytes, pageAt, bytes.length);
+    bytes.fill(0, page.payloadStart, page.payloadStart + 4); // the frame's magic number
+    writeFileSync(path, bytes);
+    for (const c of choices) {
+      const err = await readAs(path, c).then(() => undefined, (e: unknown) => e);
+      expect(err).toBeInstanceOf(InvalidFileError);
+      expect((err as Error).message).toContain(path);
+      expect((err as Error).message).toMatch(/row group 0, column s: page at byte \d+ does not decompress/);
+    }
+  });
+
+  it('names a page whose uncompressed size does not match its frame', async () => {
+    const { path, bytes, pageAt } = await zstdFile();
+    const page = readPage(bytes, pageAt, bytes.length);
+    const header = readTypedStruct(bytes.subarray(pageAt, page.payloadStart));
+    const size = header.find((f) => f.id === 2)!.value as number;
+    // A size of the same varint length, so nothing else moves.
+    const wrong = writeTypedStruct(header.map((f) => (f.id === 2 ? { id: 2, type: ThriftType.I32, value: size ^ 1 } : f)));
+    expect(wrong.length).toBe(page.payloadStart - pageAt);
+    bytes.set(wrong, pageAt);
+    writeFileSync(path, bytes);
+    for (const c of choices) {
+      await expect(readAs(path, c)).rejects.toThrow(/row group 0, column s: page at byte \d+ does not decompress: .*(expected|small)/);
+    }
+  });
+});
