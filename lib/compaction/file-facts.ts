@@ -5,8 +5,8 @@
  * partition, its files and when it was last written to. Neither reads a data or delete file.
  */
 import { deleteFileKey } from '../iceberg/delete-file.js';
-import type { DeleteFileRef } from '../iceberg/delete-index.js';
-import type { DataFile } from '../iceberg/manifest.js';
+import { NO_DELETES, type ApplicableDeletes, type DeleteFileRef } from '../iceberg/delete-index.js';
+import type { FileFormat } from '../iceberg/manifest.js';
 import { partitionToPath } from '../iceberg/locations.js';
 import { partitionKey } from '../iceberg/partition.js';
 import type { FileScanTask, ScanPlan } from '../iceberg/scan-planning.js';
@@ -16,6 +16,7 @@ import { partitionToJson, partitionTypeOf } from '../iceberg/data-file-json.js';
 import type { PartitionRef } from './messages.js';
 import type { PartitionFilter } from './partition-filter.js';
 import type { ResolvedPolicy } from './policy.js';
+import { CandidateStore, type StoredPartition } from './candidate-store.js';
 
 /** Why a data file is a candidate, in the order reasons are listed. */
 export const FILE_REASONS = ['too-small', 'too-large', 'deletes', 'delete-ratio', 'spec-change'] as const;
@@ -70,13 +71,15 @@ export function fileFacts(metadata: TableMetadata, scan: ScanPlan, policy: Resol
 
 /** What an accumulator keeps of a snapshot's live data files. */
 export interface SnapshotFacts {
-  /** The files kept (see FactsAccumulator), by file path. */
+  /** The files kept (see FactsAccumulator), by file path; made on first use from `kept`. */
   readonly facts: readonly FileFacts[];
   /**
    * The partitions with a kept file the filter selects (whose rows may match), with those files,
    * in the order of their first by path.
    */
-  readonly partitions: readonly PartitionFacts[];
+  readonly partitions: readonly KeptPartition[];
+  /** The kept files by index: what the planner reads, making FileFacts only for what it writes out. */
+  readonly kept: KeptFiles;
   /** Every live data file, kept or not: how many and their bytes. */
   readonly dataFiles: number;
   readonly dataBytes: number;
@@ -86,10 +89,118 @@ export interface SnapshotFacts {
   readonly neededDeletes: ReadonlySet<string>;
 }
 
-interface PartitionAccumulator extends PartitionRef {
+/** A partition of kept files: their indexes in KeptFiles, by path, and (made on first use) their facts. */
+export interface KeptPartition extends PartitionFacts {
+  readonly indexes: readonly number[];
+}
+
+interface PartitionAccumulator extends PartitionRef, StoredPartition {
   /** Shared by the partition's kept files, rather than one string each. */
   readonly key: string;
+  readonly index: number;
   lastCommitMs: number | undefined;
+}
+
+/** Bits of KeptFiles.reasons, in FILE_REASONS order. */
+const REASON_BIT: Readonly<Record<FileReason, number>> = { 'too-small': 1, 'too-large': 2, deletes: 4, 'delete-ratio': 8, 'spec-change': 16 };
+
+/**
+ * The kept files of a snapshot by index (CandidateStore) with what is derived from them once all
+ * are read: estimated deleted rows, reasons as bits, why a file cannot be rewritten. FileFacts
+ * are made only when asked for.
+ */
+export class KeptFiles {
+  private readonly made: (FileFacts | undefined)[] = [];
+  private readonly reasonLists = new Map<number, readonly FileReason[]>();
+
+  constructor(
+    readonly store: CandidateStore,
+    /** Indexes by file path (then order added). */
+    readonly byPath: readonly number[],
+    readonly deletedRecords: Float64Array,
+    readonly reasons: Uint8Array,
+    private readonly unrewritableOf: ReadonlyMap<number, string>,
+    private readonly mode: ResolvedPolicy['mode'],
+  ) {}
+
+  path(i: number): string {
+    return this.store.paths[i];
+  }
+
+  size(i: number): number {
+    return this.store.sizes[i];
+  }
+
+  records(i: number): number {
+    return this.store.records[i];
+  }
+
+  sequenceNumber(i: number): bigint {
+    return this.store.sequenceNumbers[i];
+  }
+
+  has(i: number, reason: FileReason): boolean {
+    return (this.reasons[i] & REASON_BIT[reason]) !== 0;
+  }
+
+  unrewritable(i: number): string | undefined {
+    return this.unrewritableOf.get(i);
+  }
+
+  /** The scan's equality deletes of file i. */
+  equalityDeletes(i: number): readonly DeleteFileRef[] {
+    return this.store.deletesOf(i)?.equalityDeletes ?? NO_DELETE_REFS;
+  }
+
+  /** The deletes a rewrite of file i applies (FileFacts.deletes). */
+  deletes(i: number): readonly DeleteFileRef[] {
+    return rewriteDeletes(this.store.deletesOf(i), this.mode);
+  }
+
+  reasonList(i: number): readonly FileReason[] {
+    const bits = this.reasons[i];
+    let list = this.reasonLists.get(bits);
+    if (!list) this.reasonLists.set(bits, (list = FILE_REASONS.filter((r) => bits & REASON_BIT[r])));
+    return list;
+  }
+
+  facts(i: number): FileFacts {
+    let f = this.made[i];
+    if (f) return f;
+    const task = this.store.task(i, NO_DELETES);
+    const p = this.store.partition(i) as PartitionAccumulator;
+    f = {
+      task,
+      key: p.key,
+      specId: p.specId,
+      partition: p.partition,
+      partitionPath: p.partitionPath,
+      deletes: this.deletes(i),
+      deletedRecords: this.deletedRecords[i],
+      equalityDeletes: task.deletes.equalityDeletes.length,
+      reasons: this.reasonList(i),
+      // Always present (undefined when rewritable): one object shape for every file, no spread.
+      unrewritable: this.unrewritable(i),
+    };
+    this.made[i] = f;
+    return f;
+  }
+}
+
+/** The deletes a rewrite applies: the DV or position deletes, and equality deletes in major mode. */
+function rewriteDeletes(d: ApplicableDeletes | undefined, mode: ResolvedPolicy['mode']): readonly DeleteFileRef[] {
+  if (!d || (!d.deletionVector && d.positionDeletes.length === 0 && d.equalityDeletes.length === 0)) return NO_DELETE_REFS;
+  const out: DeleteFileRef[] = d.deletionVector ? [d.deletionVector] : [];
+  if (d.positionDeletes.length > 0) out.push(...[...d.positionDeletes].sort(bySeqThenKey));
+  if (mode !== 'minor' && d.equalityDeletes.length > 0) out.push(...[...d.equalityDeletes].sort(bySeqThenKey));
+  // Kept for every candidate with deletes: no spare capacity.
+  return out.slice();
+}
+
+/** The number of deletes rewriteDeletes lists, without listing them. */
+function rewriteDeleteCount(d: ApplicableDeletes | undefined, mode: ResolvedPolicy['mode']): number {
+  if (!d) return 0;
+  return (d.deletionVector ? 1 : 0) + d.positionDeletes.length + (mode !== 'minor' ? d.equalityDeletes.length : 0);
 }
 
 /**
@@ -98,14 +209,12 @@ interface PartitionAccumulator extends PartitionRef {
  * small or too large, carrying deletes, of another spec or format. A file of the right size, without
  * deletes, leaves only counters behind, so memory grows with partitions and candidates, not with
  * the table. keep 'all' keeps every file (health reports them all). Per partition it keeps the
- * newest commit time of any of its files, kept or not.
+ * newest commit time of any of its files, kept or not. Kept files go into a CandidateStore.
  */
 export class FactsAccumulator {
-  // The kept files, in three arrays rather than a record each (a million candidates is a lot of records).
-  private keptTasks: FileScanTask[] = [];
-  private keptKeys: string[] = [];
-  private keptSelected: boolean[] = [];
   private readonly partitions = new Map<string, PartitionAccumulator>();
+  private readonly partitionList: PartitionAccumulator[] = [];
+  private store: CandidateStore;
   private readonly types = new Map<number, StructType>();
   private readonly specs: ReturnType<typeof specsById>;
   private readonly times: ReadonlyMap<bigint, number>;
@@ -113,7 +222,6 @@ export class FactsAccumulator {
   private readonly reach = new Map<string, number>();
   private readonly unkeptDeletes = new Set<string>();
   private readonly needed = new Set<string>();
-  private readonly reasonLists = new Map<string, readonly FileReason[]>();
   private dataFiles = 0;
   private dataBytes = 0;
 
@@ -125,6 +233,7 @@ export class FactsAccumulator {
   ) {
     this.specs = specsById(metadata);
     this.times = new Map(metadata.snapshots.map((s) => [s.snapshotId, s.timestampMs]));
+    this.store = new CandidateStore(this.partitionList, options.keep === 'all');
   }
 
   add(task: FileScanTask): void {
@@ -160,40 +269,84 @@ export class FactsAccumulator {
           f.specId !== this.metadata.defaultSpecId ||
           f.fileFormat !== REWRITABLE_FORMAT
         : // The plan reports every file it cannot rewrite, selected or not.
-          unrewritable(f, hasDeletes ? this.deletesOf(task) : []) !== undefined);
-    if (keep) {
-      this.keptTasks.push(task);
-      this.keptKeys.push(partition.key);
-      this.keptSelected.push(selected);
-    }
+          unrewritable(f.fileFormat, hasDeletes ? rewriteDeletes(d, p.mode) : NO_DELETE_REFS) !== undefined);
+    if (keep) this.store.add(task, partition.index, selected, hasDeletes);
     else if (hasDeletes) {
-      for (const r of this.deletesOf(task)) this.unkeptDeletes.add(deleteFileKey(r.file));
+      for (const r of rewriteDeletes(d, p.mode)) this.unkeptDeletes.add(deleteFileKey(r.file));
     }
   }
 
   finish(): SnapshotFacts {
-    const tasks = this.keptTasks;
-    const order = Array.from(tasks, (_, i) => i).sort((a, b) => cmp(tasks[a].dataFile.filePath, tasks[b].dataFile.filePath) || a - b);
-    const facts = order.map((i) => this.factsOf(tasks[i], this.keptKeys[i]));
-    const byKey = new Map<string, FileFacts[]>();
-    for (let i = 0; i < facts.length; i++) {
-      if (!this.keptSelected[order[i]]) continue;
-      const f = facts[i];
-      const list = byKey.get(f.key);
-      if (list) list.push(f);
-      else byKey.set(f.key, [f]);
+    const store = this.store;
+    const n = store.length;
+    const paths = store.paths;
+    const byPath = Array.from({ length: n }, (_, i) => i).sort((a, b) => cmp(paths[a], paths[b]) || a - b);
+    const deletedRecords = new Float64Array(n);
+    const reasons = new Uint8Array(n);
+    const why = new Map<number, string>();
+    const policy = this.policy;
+    const defaultSpec = this.metadata.defaultSpecId;
+    for (let i = 0; i < n; i++) {
+      const d = store.deletesOf(i);
+      const records = store.records[i];
+      let deleted = 0;
+      if (d) {
+        if (d.deletionVector) deleted = Number(d.deletionVector.file.recordCount);
+        for (const x of d.positionDeletes) {
+          const total = this.reach.get(deleteFileKey(x.file)) ?? 0;
+          if (total > 0) deleted += (Number(x.file.recordCount) * records) / total;
+        }
+        deleted = Math.min(deleted, records);
+      }
+      deletedRecords[i] = deleted;
+      const size = store.sizes[i];
+      let bits = 0;
+      if (size < policy.minFileSizeBytes) bits |= REASON_BIT['too-small'];
+      if (size > policy.maxFileSizeBytes) bits |= REASON_BIT['too-large'];
+      // As in Java, a threshold of 0 makes every file a candidate.
+      if (rewriteDeleteCount(d, policy.mode) >= policy.deleteFileThreshold) bits |= REASON_BIT.deletes;
+      if (records > 0 && deleted > 0 && deleted / records >= policy.deleteRatioThreshold) bits |= REASON_BIT['delete-ratio'];
+      if (store.partition(i).specId !== defaultSpec) bits |= REASON_BIT['spec-change'];
+      reasons[i] = bits;
+      const format = store.format(i);
+      if (format !== REWRITABLE_FORMAT || d) {
+        const w = unrewritable(format, d ? rewriteDeletes(d, policy.mode) : NO_DELETE_REFS);
+        if (w !== undefined) why.set(i, w);
+      }
     }
-    const partitions: PartitionFacts[] = [];
-    for (const [key, files] of byKey) {
-      const p = this.partitions.get(key)!;
-      partitions.push({ key, specId: p.specId, partition: p.partition, partitionPath: p.partitionPath, files, lastCommitMs: p.lastCommitMs });
+    const kept = new KeptFiles(store, byPath, deletedRecords, reasons, why, policy.mode);
+    const byKey = new Map<PartitionAccumulator, number[]>();
+    for (const i of byPath) {
+      if (!store.selected(i)) continue;
+      const p = store.partition(i) as PartitionAccumulator;
+      const list = byKey.get(p);
+      if (list) list.push(i);
+      else byKey.set(p, [i]);
     }
-    this.keptTasks = [];
-    this.keptKeys = [];
-    this.keptSelected = [];
+    const partitions: KeptPartition[] = [];
+    for (const [p, indexes] of byKey) {
+      let files: FileFacts[] | undefined;
+      partitions.push({
+        key: p.key,
+        specId: p.specId,
+        partition: p.partition,
+        partitionPath: p.partitionPath,
+        lastCommitMs: p.lastCommitMs,
+        indexes,
+        get files(): FileFacts[] {
+          return (files ??= indexes.map((i) => kept.facts(i)));
+        },
+      });
+    }
+    // A new store for a next snapshot: this one now belongs to the facts returned.
+    this.store = new CandidateStore(this.partitionList, this.options.keep === 'all');
+    let facts: FileFacts[] | undefined;
     return {
-      facts,
+      get facts(): FileFacts[] {
+        return (facts ??= byPath.map((i) => kept.facts(i)));
+      },
       partitions,
+      kept,
       dataFiles: this.dataFiles,
       dataBytes: this.dataBytes,
       deletesOfUnkeptFiles: this.unkeptDeletes,
@@ -208,74 +361,27 @@ export class FactsAccumulator {
       let type = this.types.get(f.specId);
       if (!type) this.types.set(f.specId, (type = partitionTypeOf(this.metadata, f.specId)));
       const partition = partitionToJson(f.partition, type);
+      const spec = this.specs.get(f.specId)!;
       p = {
         key,
+        index: this.partitionList.length,
         specId: f.specId,
+        spec: task.spec,
+        row: f.partition,
         partition,
-        partitionPath: partitionToPath(this.specs.get(f.specId)!, f.partition, type),
+        partitionPath: partitionToPath(spec, f.partition, type),
         lastCommitMs: undefined,
       };
       this.partitions.set(key, p);
+      this.partitionList.push(p);
     }
     return p;
-  }
-
-  /** The deletes a rewrite applies: the DV or position deletes, and equality deletes in major mode. */
-  private deletesOf(task: FileScanTask): readonly DeleteFileRef[] {
-    const dv = task.deletes.deletionVector;
-    if (!dv && task.deletes.positionDeletes.length === 0 && task.deletes.equalityDeletes.length === 0) return NO_DELETE_REFS;
-    const out: DeleteFileRef[] = dv ? [dv] : [];
-    if (task.deletes.positionDeletes.length > 0) out.push(...[...task.deletes.positionDeletes].sort(bySeqThenKey));
-    if (this.policy.mode !== 'minor' && task.deletes.equalityDeletes.length > 0) out.push(...[...task.deletes.equalityDeletes].sort(bySeqThenKey));
-    // Kept for every candidate with deletes: no spare capacity.
-    return out.slice();
-  }
-
-  private factsOf(task: FileScanTask, key: string): FileFacts {
-    const policy = this.policy;
-    const f = task.dataFile;
-    const dv = task.deletes.deletionVector;
-    const deletes = this.deletesOf(task);
-    const records = Number(f.recordCount);
-    let deleted = dv ? Number(dv.file.recordCount) : 0;
-    for (const d of task.deletes.positionDeletes) {
-      const total = this.reach.get(deleteFileKey(d.file)) ?? 0;
-      if (total > 0) deleted += (Number(d.file.recordCount) * records) / total;
-    }
-    deleted = Math.min(deleted, records);
-    const size = Number(f.fileSizeInBytes);
-    const reasons: FileReason[] = [];
-    if (size < policy.minFileSizeBytes) reasons.push('too-small');
-    if (size > policy.maxFileSizeBytes) reasons.push('too-large');
-    // As in Java, a threshold of 0 makes every file a candidate.
-    if (deletes.length >= policy.deleteFileThreshold) reasons.push('deletes');
-    if (records > 0 && deleted > 0 && deleted / records >= policy.deleteRatioThreshold) reasons.push('delete-ratio');
-    if (f.specId !== this.metadata.defaultSpecId) reasons.push('spec-change');
-    // Most files share one of a few reason lists: keep one array for each.
-    const reasonKey = reasons.join();
-    let shared = this.reasonLists.get(reasonKey);
-    if (!shared) this.reasonLists.set(reasonKey, (shared = reasons));
-    const why = unrewritable(f, deletes);
-    const p = this.partitions.get(key)!;
-    return {
-      task,
-      key,
-      specId: f.specId,
-      partition: p.partition,
-      partitionPath: p.partitionPath,
-      deletes,
-      deletedRecords: deleted,
-      equalityDeletes: task.deletes.equalityDeletes.length,
-      reasons: shared,
-      // Always present (undefined when rewritable): one object shape for every file, no spread.
-      unrewritable: why,
-    };
   }
 }
 
 /** Why a data file cannot be rewritten with these deletes, when it cannot. */
-function unrewritable(f: DataFile, deletes: readonly DeleteFileRef[]): string | undefined {
-  if (f.fileFormat !== REWRITABLE_FORMAT) return `file format ${f.fileFormat} cannot be rewritten (only ${REWRITABLE_FORMAT})`;
+function unrewritable(format: FileFormat, deletes: readonly DeleteFileRef[]): string | undefined {
+  if (format !== REWRITABLE_FORMAT) return `file format ${format} cannot be rewritten (only ${REWRITABLE_FORMAT})`;
   const unreadable = deletes.find((d) => d.file.fileFormat !== REWRITABLE_FORMAT && d.file.fileFormat !== 'PUFFIN');
   return unreadable
     ? `its delete file ${unreadable.file.filePath} is ${unreadable.file.fileFormat}, which cannot be read (only ${REWRITABLE_FORMAT} and PUFFIN)`

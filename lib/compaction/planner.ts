@@ -16,7 +16,7 @@ import { MetadataColumns } from '../iceberg/schema.js';
 import { streamFiles, type FileScanTask, type ScanPlan, type StreamedScan } from '../iceberg/scan-planning.js';
 import { specsById, type TableMetadata } from '../iceberg/table-metadata.js';
 import { dataFileToJson } from '../iceberg/data-file-json.js';
-import { FILE_REASONS, FactsAccumulator, type FileFacts, type PartitionFacts, type SnapshotFacts } from './file-facts.js';
+import { FILE_REASONS, FactsAccumulator, type KeptFiles, type PartitionFacts, type SnapshotFacts } from './file-facts.js';
 import type { DataFileJson, FileGroup, GroupEstimate, GroupInput, Plan, PlanRequest, TableSummary } from './messages.js';
 import { scopeDeletes } from './partition-filter.js';
 import { resolvePolicy, type ResolvedPolicy, type TablePolicy } from './policy.js';
@@ -77,8 +77,12 @@ export function planFromFacts(
   nowMs: number,
 ): Plan {
   const policy = resolved.policy;
+  const kept = snapshotFacts.kept;
   const skipped: { path: string; reason: string }[] = [];
-  for (const f of snapshotFacts.facts) if (f.unrewritable) skipped.push({ path: f.task.dataFile.filePath, reason: f.unrewritable });
+  for (const i of kept.byPath) {
+    const why = kept.unrewritable(i);
+    if (why !== undefined) skipped.push({ path: kept.path(i), reason: why });
+  }
 
   const quietMs = policy.quietMinutes * 60_000;
   // Minor compaction keeps equality deletes in place, but they match by spec and partition: moving
@@ -92,20 +96,20 @@ export function planFromFacts(
   for (const partition of snapshotFacts.partitions) {
     const last = partition.lastCommitMs;
     if (quietMs > 0 && last !== undefined && nowMs - last < quietMs) continue;
-    let candidates = partition.files.filter((f) => f.reasons.length > 0 && f.unrewritable === undefined);
+    let candidates = partition.indexes.filter((i) => kept.reasons[i] !== 0 && kept.unrewritable(i) === undefined);
     if (scopedEqualityDeletes) {
-      for (const f of candidates.filter((c) => c.reasons.includes('spec-change'))) {
+      for (const i of candidates.filter((c) => kept.has(c, 'spec-change'))) {
         skipped.push({
-          path: f.task.dataFile.filePath,
+          path: kept.path(i),
           reason: 'minor compaction cannot move a file to another partition spec while partition-scoped equality deletes exist',
         });
       }
-      candidates = candidates.filter((c) => !c.reasons.includes('spec-change'));
+      candidates = candidates.filter((c) => !kept.has(c, 'spec-change'));
     }
-    for (const run of policy.mode === 'minor' ? sequenceIntervals(candidates) : [candidates]) {
-      for (const bin of binPack(run, policy.maxGroupBytes)) {
-        if (!keepGroup(bin, policy)) continue;
-        drafts.push(draftGroup(partition, bin, policy));
+    for (const run of policy.mode === 'minor' ? sequenceIntervals(kept, candidates) : [candidates]) {
+      for (const bin of binPack(kept, run, policy.maxGroupBytes)) {
+        if (!keepGroup(kept, bin, policy)) continue;
+        drafts.push(draftGroup(kept, partition, bin, policy));
       }
     }
   }
@@ -114,7 +118,7 @@ export function planFromFacts(
   // groups are written out as messages.
   drafts.sort((a, b) => b.value - a.value || cmp(a.id, b.id));
   const jsonCache = new Map<string, DataFileJson>();
-  const chosen = drafts.slice(0, policy.maxGroups).map((d) => makeGroup(metadata, d, policy, jsonCache));
+  const chosen = drafts.slice(0, policy.maxGroups).map((d) => makeGroup(metadata, kept, d, policy, jsonCache));
 
   const snapshot = scan.snapshot;
   const dangling = danglingFigures(unneededDeletes(scan.deleteRefs, snapshotFacts.neededDeletes));
@@ -132,39 +136,39 @@ export function planFromFacts(
   };
 }
 
+const bySeq = (a: bigint, b: bigint): number => (a < b ? -1 : a > b ? 1 : 0);
+
 /**
- * Minor mode: splits candidates so that every equality delete of the partition applies to all of
- * a run's files or to none. E applies to file i iff seq_i < seq_E, so files whose sequence
- * numbers have the same count of delete sequence numbers at or below them belong together.
+ * Minor mode: splits candidates (indexes in `kept`) so that every equality delete of the
+ * partition applies to all of a run's files or to none. E applies to file i iff seq_i < seq_E,
+ * so files whose sequence numbers have the same count of delete sequence numbers at or below
+ * them belong together.
  */
-export function sequenceIntervals(files: readonly FileFacts[]): FileFacts[][] {
-  const bounds = [...new Set(files.flatMap((f) => f.task.deletes.equalityDeletes.map((d) => d.dataSequenceNumber)))].sort((a, b) =>
-    a < b ? -1 : a > b ? 1 : 0,
-  );
-  const runs = new Map<number, FileFacts[]>();
-  for (const f of files) {
-    const index = bounds.filter((b) => b <= f.task.dataSequenceNumber).length;
+export function sequenceIntervals(kept: KeptFiles, files: readonly number[]): number[][] {
+  const bounds = [...new Set(files.flatMap((i) => kept.equalityDeletes(i).map((d) => d.dataSequenceNumber)))].sort(bySeq);
+  const runs = new Map<number, number[]>();
+  for (const i of files) {
+    const seq = kept.sequenceNumber(i);
+    const index = bounds.filter((b) => b <= seq).length;
     const run = runs.get(index);
-    if (run) run.push(f);
-    else runs.set(index, [f]);
+    if (run) run.push(i);
+    else runs.set(index, [i]);
   }
   return [...runs.entries()].sort(([a], [b]) => a - b).map(([, run]) => run);
 }
 
 /** First-fit decreasing by file size into bins of at most `capacity` bytes (a larger file gets its own). */
-export function binPack(files: readonly FileFacts[], capacity: number): FileFacts[][] {
-  const sorted = [...files].sort(
-    (a, b) => Number(b.task.dataFile.fileSizeInBytes - a.task.dataFile.fileSizeInBytes) || cmp(a.task.dataFile.filePath, b.task.dataFile.filePath),
-  );
-  const bins: { used: number; files: FileFacts[] }[] = [];
-  for (const f of sorted) {
-    const size = Number(f.task.dataFile.fileSizeInBytes);
+export function binPack(kept: KeptFiles, files: readonly number[], capacity: number): number[][] {
+  const sorted = [...files].sort((a, b) => kept.size(b) - kept.size(a) || cmp(kept.path(a), kept.path(b)));
+  const bins: { used: number; files: number[] }[] = [];
+  for (const i of sorted) {
+    const size = kept.size(i);
     const bin = bins.find((b) => b.used + size <= capacity);
     if (bin) {
       bin.used += size;
-      bin.files.push(f);
+      bin.files.push(i);
     } else {
-      bins.push({ used: size, files: [f] });
+      bins.push({ used: size, files: [i] });
     }
   }
   return bins.map((b) => b.files);
@@ -174,12 +178,12 @@ export function binPack(files: readonly FileFacts[], capacity: number): FileFact
  * Java's group filter: enoughInputFiles || enoughContent || tooMuchContent || a delete issue.
  * A lone file is thus rewritten only to apply deletes or to split it when above the max size.
  */
-export function keepGroup(files: readonly FileFacts[], policy: ResolvedPolicy): boolean {
-  const size = files.reduce((s, f) => s + Number(f.task.dataFile.fileSizeInBytes), 0);
+export function keepGroup(kept: KeptFiles, files: readonly number[], policy: ResolvedPolicy): boolean {
+  const size = files.reduce((s, i) => s + kept.size(i), 0);
   const enoughInputFiles = files.length > 1 && files.length >= policy.minInputFiles;
   const enoughContent = files.length > 1 && size > policy.targetFileSizeBytes;
   const tooMuchContent = size > policy.maxFileSizeBytes;
-  const deleteIssue = files.some((f) => f.reasons.includes('deletes') || f.reasons.includes('delete-ratio'));
+  const deleteIssue = files.some((i) => kept.has(i, 'deletes') || kept.has(i, 'delete-ratio'));
   return enoughInputFiles || enoughContent || tooMuchContent || deleteIssue;
 }
 
@@ -194,46 +198,43 @@ export function groupId(specId: number, key: string, paths: readonly string[]): 
 /** A group before its message is written: what ordering the groups takes. */
 interface DraftGroup {
   readonly partition: PartitionFacts;
-  /** In the order the rewrite reads them. */
-  readonly files: readonly FileFacts[];
+  /** Indexes in KeptFiles, in the order the rewrite reads them. */
+  readonly files: readonly number[];
   readonly id: string;
   readonly estimate: GroupEstimate;
   readonly value: number;
 }
 
-function draftGroup(partition: PartitionFacts, bin: readonly FileFacts[], policy: ResolvedPolicy): DraftGroup {
+function draftGroup(kept: KeptFiles, partition: PartitionFacts, bin: readonly number[], policy: ResolvedPolicy): DraftGroup {
   // Older data first, so the rewrite keeps rows roughly in commit order.
-  const files = [...bin].sort(
-    (a, b) =>
-      (a.task.dataSequenceNumber < b.task.dataSequenceNumber ? -1 : a.task.dataSequenceNumber > b.task.dataSequenceNumber ? 1 : 0) ||
-      cmp(a.task.dataFile.filePath, b.task.dataFile.filePath),
-  );
-  const e = estimate(files, policy);
-  const deletes = new Set(files.flatMap((f) => f.deletes.map((d) => deleteFileKey(d.file)))).size;
+  const files = [...bin].sort((a, b) => bySeq(kept.sequenceNumber(a), kept.sequenceNumber(b)) || cmp(kept.path(a), kept.path(b)));
+  const e = estimate(kept, files, policy);
+  const deletes = new Set<string>();
+  for (const i of files) for (const d of kept.deletes(i)) deletes.add(deleteFileKey(d.file));
   return {
     partition,
     files,
-    id: groupId(partition.specId, partition.key, files.map((f) => f.task.dataFile.filePath)),
+    id: groupId(partition.specId, partition.key, files.map((i) => kept.path(i))),
     estimate: e,
     // Delete files count as removed work too, or a lone file with a DV (one in, one out) would never run.
-    value: (e.filesIn + deletes - e.filesOut) / Math.max(1, e.bytesToRead),
+    value: (e.filesIn + deletes.size - e.filesOut) / Math.max(1, e.bytesToRead),
   };
 }
 
-function makeGroup(metadata: TableMetadata, draft: DraftGroup, policy: ResolvedPolicy, cache: Map<string, DataFileJson>): FileGroup {
+function makeGroup(metadata: TableMetadata, kept: KeptFiles, draft: DraftGroup, policy: ResolvedPolicy, cache: Map<string, DataFileJson>): FileGroup {
   const json = (f: DataFile, key: string): DataFileJson => {
     let j = cache.get(key);
     if (!j) cache.set(key, (j = dataFileToJson(forRewrite(f), metadata)));
     return j;
   };
   const { partition, files } = draft;
-  const inputs: GroupInput[] = files.map((f) => ({
-    file: json(f.task.dataFile, f.task.dataFile.filePath),
-    dataSequenceNumber: f.task.dataSequenceNumber.toString(),
-    deletes: f.deletes.map((d) => ({ file: json(d.file, deleteFileKey(d.file)), dataSequenceNumber: d.dataSequenceNumber.toString() })),
+  const inputs: GroupInput[] = files.map((i) => ({
+    file: json(kept.store.dataFile(i), kept.path(i)),
+    dataSequenceNumber: kept.sequenceNumber(i).toString(),
+    deletes: kept.deletes(i).map((d) => ({ file: json(d.file, deleteFileKey(d.file)), dataSequenceNumber: d.dataSequenceNumber.toString() })),
   }));
-  const reasons = FILE_REASONS.filter((r) => files.some((f) => f.reasons.includes(r)));
-  const maxSeq = files.reduce((m, f) => (f.task.dataSequenceNumber > m ? f.task.dataSequenceNumber : m), 0n);
+  const reasons = FILE_REASONS.filter((r) => files.some((i) => kept.has(i, r)));
+  const maxSeq = files.reduce((m, i) => (kept.sequenceNumber(i) > m ? kept.sequenceNumber(i) : m), 0n);
   const specId = partition.specId;
   return {
     id: draft.id,
@@ -273,18 +274,19 @@ export function forRewrite(f: DataFile): DataFile {
  * Bytes read: inputs and every distinct delete file they need. Bytes written: each input's size
  * times its live fraction. Files out: bytes written over the target, rounded up.
  */
-export function estimate(files: readonly FileFacts[], policy: ResolvedPolicy): GroupEstimate {
+export function estimate(kept: KeptFiles, files: readonly number[], policy: ResolvedPolicy): GroupEstimate {
   const deletes = new Map<string, DataFile>();
-  for (const f of files) for (const d of f.deletes) deletes.set(deleteFileKey(d.file), d.file);
+  for (const i of files) for (const d of kept.deletes(i)) deletes.set(deleteFileKey(d.file), d.file);
   let read = 0;
   let write = 0;
   let live = 0;
-  for (const f of files) {
-    const size = Number(f.task.dataFile.fileSizeInBytes);
-    const records = Number(f.task.dataFile.recordCount);
+  for (const i of files) {
+    const size = kept.size(i);
+    const records = kept.records(i);
+    const deleted = kept.deletedRecords[i];
     read += size;
-    write += records > 0 ? (size * (records - f.deletedRecords)) / records : size;
-    live += records - f.deletedRecords;
+    write += records > 0 ? (size * (records - deleted)) / records : size;
+    live += records - deleted;
   }
   for (const d of deletes.values()) read += Number(deleteFileReadBytes(d));
   const bytesToWrite = Math.round(write);
@@ -306,9 +308,11 @@ export function estimate(files: readonly FileFacts[], policy: ResolvedPolicy): G
 export function tableSummary(scan: StreamedScan, snapshotFacts: SnapshotFacts, groups: readonly FileGroup[]): TableSummary {
   const rewritten = new Set(groups.flatMap((g) => g.inputs.map((i) => i.file.filePath)));
   const targets = new Map<string, { file: DataFile; all: boolean }>();
-  for (const f of snapshotFacts.facts) {
-    const done = rewritten.has(f.task.dataFile.filePath);
-    for (const d of f.deletes) {
+  const kept = snapshotFacts.kept;
+  for (const i of kept.byPath) {
+    if (kept.store.deletesOf(i) === undefined) continue;
+    const done = rewritten.has(kept.path(i));
+    for (const d of kept.deletes(i)) {
       const k = deleteFileKey(d.file);
       const t = targets.get(k);
       if (t) t.all &&= done;
