@@ -26,7 +26,7 @@ import * as pw from 'parquet-wasm';
 import { InvalidFileError } from '../errors.js';
 import type { FileIO, InputFile } from '../io/file-io.js';
 import type { StructType } from '../iceberg/types.js';
-import { annotateUuidColumns, checkLeadingMagic, decodeFooter, leafColumns, readFooter, schemaTree, splitOffsets, type ParquetFooter } from './footer.js';
+import { annotateUuidColumns, checkLeadingMagic, decodeFooter, leafColumns, readFooter, schemaTree, splitOffsets, type FooterRead, type ParquetFooter } from './footer.js';
 import { readTypedStruct, ThriftType, type TypedField, type TypedList, type TypedValue, writeTypedStruct } from './thrift.js';
 import { batchFromRows } from './values.js';
 import { CREATED_BY, uuidFieldIds } from './writer.js';
@@ -144,7 +144,11 @@ export interface CopySource {
 
 /** Reads a file's footer for copying (one tail read for most files). */
 export async function openCopySource(io: FileIO, path: string, length?: number): Promise<CopySource> {
-  const read = await readFooter(io.newInputFile(path, length));
+  return copySource(path, await readFooter(io.newInputFile(path, length)));
+}
+
+/** A file for copying, from its footer as readFooter read it. */
+export function copySource(path: string, read: FooterRead): CopySource {
   const typed = readTypedStruct(read.footerBytes);
   let firstRow = 0;
   const rowGroups = items(get(typed, 4)).map((rg, index) => {
