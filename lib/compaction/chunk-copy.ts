@@ -29,8 +29,10 @@ import { MetadataColumns } from '../iceberg/schema.js';
 import { UNSORTED_ORDER } from '../iceberg/sort-order.js';
 import { currentSchema, defaultSortOrder, intProperty, specById, type TableMetadata } from '../iceberg/table-metadata.js';
 import type { StructType } from '../iceberg/types.js';
+import type { ReadAheadRange } from '../io/read-ahead.js';
+import { readAheadRange, readFooter } from '../parquet/footer.js';
 import {
-  copyProblem, copyTemplate, openCopySource, rowGroupDigests, writeCopiedFile,
+  copyProblem, copySource, copyTemplate, rowGroupDigests, writeCopiedFile,
   type ChunkFault, type CopiedFile, type CopyPart, type CopySource, type CopyTemplate,
 } from '../parquet/chunk-copy.js';
 import { metricsFromStatistics } from '../parquet/statistics-metrics.js';
@@ -119,6 +121,8 @@ export class ChunkCopy {
     private readonly sources: ReadonlyArray<{ readonly task: FileScanTask; readonly source: CopySource }>,
     /** Inputs left to the decode path, in group order. */
     readonly decode: readonly FileScanTask[],
+    /** The footer reads of candidates left to the decode path, by path. */
+    private readonly seeds: Map<string, ReadAheadRange>,
   ) {}
 
   /** Sorts the group's tasks into copied and decoded; reads the footers of the candidates. */
@@ -134,12 +138,29 @@ export class ChunkCopy {
     const template = copyTemplate(options.writeSchema);
     const lineage = metadata.formatVersion >= 3;
     const candidates = (plan.policy.strategy ?? 'binpack') !== 'binpack' ? [] : tasks.filter((t) => taskProblem(metadata, t, options.specId, floor) === undefined);
-    const footers = await mapLimit(candidates, FOOTER_READS, (t) => openCopySource(io, t.dataFile.filePath, Number(t.dataFile.fileSizeInBytes)));
-    const sources = candidates
-      .map((task, i) => ({ task, source: footers[i] }))
-      .filter(({ task, source }) => footerProblem(source, template, task, floor, lineage) === undefined);
+    const reads = await mapLimit(candidates, FOOTER_READS, (t) => readFooter(io.newInputFile(t.dataFile.filePath, Number(t.dataFile.fileSizeInBytes))));
+    const sources: { task: FileScanTask; source: CopySource }[] = [];
+    const seeds = new Map<string, ReadAheadRange>();
+    candidates.forEach((task, i) => {
+      const read = reads[i];
+      const source = copySource(task.dataFile.filePath, read);
+      if (footerProblem(source, template, task, floor, lineage) === undefined) sources.push({ task, source });
+      // Left to the decoder, which reads the same tail first: it gets these bytes, not a second fetch.
+      else seeds.set(task.dataFile.filePath, { path: task.dataFile.filePath, start: read.tailStart, end: read.fileLength, bytes: read.tail });
+    });
     const copied = new Set(sources.map((s) => s.task));
-    return new ChunkCopy(io, metadata, plan, group, options, template, sources, tasks.filter((t) => !copied.has(t)));
+    return new ChunkCopy(io, metadata, plan, group, options, template, sources, tasks.filter((t) => !copied.has(t)), seeds);
+  }
+
+  /**
+   * What to read ahead of the decoder (lib/io/read-ahead.ts), one range per input of `decode`: the
+   * tail this plan read already with the footer, else the first read of the file (readAheadRange).
+   */
+  readAheadRanges(): ReadAheadRange[] {
+    const ranges = this.decode.map(({ dataFile: f }) => this.seeds.get(f.filePath) ?? readAheadRange(f.filePath, Number(f.fileSizeInBytes)));
+    // Handed over: held by the read-ahead until its reader passes them, not here for the whole group.
+    this.seeds.clear();
+    return ranges;
   }
 
   /** Inputs whose row groups are copied. */

@@ -28,7 +28,6 @@ import { currentSchema, defaultSortOrder, specById, type TableMetadata } from '.
 import type { StructType } from '../iceberg/types.js';
 import type { Row } from '../iceberg/values.js';
 import { RollingParquetWriter } from '../parquet/writer.js';
-import { readAheadRange } from '../parquet/footer.js';
 import { selectRuns, type Runs } from '../parquet/batches.js';
 import { rowsFromBatch } from '../parquet/values.js';
 import { readBatches } from '../table/data-reader.js';
@@ -118,7 +117,7 @@ export async function rewriteGroup(
     // Inputs that need no decoding have their row groups copied as they are.
     copy = await ChunkCopy.plan(io, metadata, plan, group, tasks, { specId, writeSchema, ...(faults.corruptCopiedChunk ? { fault: faults.corruptCopiedChunk } : {}) });
     const copied = await copy.write(out.map, checkIn);
-    inputs = options.readAhead === false ? undefined : new ReadAheadFileIO(io, copy.decode.map((t) => readAheadRange(t.dataFile.filePath, Number(t.dataFile.fileSizeInBytes))), options.readAhead);
+    inputs = options.readAhead === false ? undefined : new ReadAheadFileIO(io, copy.readAheadRanges(), options.readAhead);
     for (const task of copy.decode) {
       for await (const live of readTaskBatches(inputs ?? io, metadata, task, schema, {
         ...(mapping ? { mapping } : {}),

@@ -19,6 +19,11 @@ export interface ReadAheadRange {
   readonly path: string;
   readonly start: number;
   readonly end: number;
+  /**
+   * Bytes [start, end), fetched already by someone else (the column-chunk copy's footer read of an
+   * input it then left to the decoder): held and served, never fetched again.
+   */
+  readonly bytes?: Uint8Array;
 }
 
 export interface ReadAheadOptions {
@@ -56,6 +61,8 @@ export interface ReadAheadStats {
   readonly maxHeldBytes: number;
   /** Ranges fetched ahead. */
   readonly fetched: number;
+  /** Ranges handed over already fetched (ReadAheadRange.bytes). */
+  readonly seeded: number;
   /** Reads served from a fetched range. */
   readonly hits: number;
 }
@@ -65,26 +72,29 @@ export class ReadAheadFileIO extends ForwardingFileIO {
   private readonly budget: number;
   private readonly order = new Map<string, number>();
   private readonly entries = new Map<string, Entry>();
+  /** ReadAheadRange.bytes by index, let go once taken (or on close). */
+  private readonly seeds = new Map<number, Uint8Array>();
+  private readonly ranges: readonly ReadAheadRange[];
   /** The next range of `ranges` to fetch. */
   private next = 0;
   /** Files before this one in `ranges` are done with. */
   private cursor = 0;
   private heldBytes = 0;
   private closed = false;
-  private counts = { maxHeld: 0, maxHeldBytes: 0, fetched: 0, hits: 0 };
+  private counts = { maxHeld: 0, maxHeldBytes: 0, fetched: 0, seeded: 0, hits: 0 };
 
-  constructor(
-    inner: FileIO,
-    private readonly ranges: readonly ReadAheadRange[],
-    options: ReadAheadOptions = {},
-  ) {
+  constructor(inner: FileIO, ranges: readonly ReadAheadRange[], options: ReadAheadOptions = {}) {
     super(inner);
+    this.ranges = ranges.map(({ path, start, end, bytes }, i) => {
+      if (bytes !== undefined && bytes.length === end - start) this.seeds.set(i, bytes);
+      return { path, start, end };
+    });
     this.files = options.files ?? DEFAULT_READ_AHEAD_FILES;
     this.budget = options.bytes ?? DEFAULT_READ_AHEAD_BYTES;
     if (!Number.isSafeInteger(this.files) || this.files < 1 || !Number.isSafeInteger(this.budget) || this.budget < 0) {
       throw new InvalidArgumentError(`read-ahead needs files >= 1 and bytes >= 0, got files ${this.files}, bytes ${this.budget}`);
     }
-    ranges.forEach((r, i) => {
+    this.ranges.forEach((r, i) => {
       if (!this.order.has(r.path)) this.order.set(r.path, i);
     });
     this.fill();
@@ -98,6 +108,7 @@ export class ReadAheadFileIO extends ForwardingFileIO {
   close(): void {
     this.closed = true;
     this.entries.clear();
+    this.seeds.clear();
     this.heldBytes = 0;
   }
 
@@ -140,24 +151,32 @@ export class ReadAheadFileIO extends ForwardingFileIO {
       const index = this.next;
       const { path, start, end } = this.ranges[index];
       const size = end - start;
-      if (this.order.get(path) !== index || size <= 0 || size > this.budget) {
+      const seed = this.seeds.get(index);
+      this.seeds.delete(index);
+      if (this.order.get(path) !== index || size <= 0 || (seed === undefined && size > this.budget)) {
         this.next++;
         continue;
       }
-      if (this.heldBytes + size > this.budget) break;
+      // Held bytes cost no request, and are in memory already: only fetches wait for the budget.
+      if (seed === undefined && this.heldBytes + size > this.budget) break;
       this.next++;
       let bytes: Promise<Uint8Array>;
-      try {
-        bytes = this.inner.readRange(path, start, end);
-      } catch (e) {
-        bytes = Promise.reject(e);
+      if (seed !== undefined) {
+        bytes = Promise.resolve(seed);
+        this.counts.seeded++;
+      } else {
+        try {
+          bytes = this.inner.readRange(path, start, end);
+        } catch (e) {
+          bytes = Promise.reject(e);
+        }
+        // The error belongs to the read that needs these bytes; a range nobody reads any more must not
+        // surface as an unhandled rejection.
+        bytes.catch(() => undefined);
+        this.counts.fetched++;
       }
-      // The error belongs to the read that needs these bytes; a range nobody reads any more must not
-      // surface as an unhandled rejection.
-      bytes.catch(() => undefined);
       this.entries.set(path, { index, start, end, bytes });
       this.heldBytes += size;
-      this.counts.fetched++;
       this.counts.maxHeld = Math.max(this.counts.maxHeld, this.entries.size);
       this.counts.maxHeldBytes = Math.max(this.counts.maxHeldBytes, this.heldBytes);
     }

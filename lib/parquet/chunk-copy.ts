@@ -26,7 +26,7 @@ import * as pw from 'parquet-wasm';
 import { InvalidFileError } from '../errors.js';
 import type { FileIO, InputFile } from '../io/file-io.js';
 import type { StructType } from '../iceberg/types.js';
-import { annotateUuidColumns, decodeFooter, leafColumns, readFooter, schemaTree, splitOffsets, type ParquetFooter } from './footer.js';
+import { annotateUuidColumns, checkLeadingMagic, decodeFooter, leafColumns, readFooter, schemaTree, splitOffsets, type FooterRead, type ParquetFooter } from './footer.js';
 import { readTypedStruct, ThriftType, type TypedField, type TypedList, type TypedValue, writeTypedStruct } from './thrift.js';
 import { batchFromRows } from './values.js';
 import { CREATED_BY, uuidFieldIds } from './writer.js';
@@ -144,7 +144,11 @@ export interface CopySource {
 
 /** Reads a file's footer for copying (one tail read for most files). */
 export async function openCopySource(io: FileIO, path: string, length?: number): Promise<CopySource> {
-  const read = await readFooter(io.newInputFile(path, length));
+  return copySource(path, await readFooter(io.newInputFile(path, length)));
+}
+
+/** A file for copying, from its footer as readFooter read it. */
+export function copySource(path: string, read: FooterRead): CopySource {
   const typed = readTypedStruct(read.footerBytes);
   let firstRow = 0;
   const rowGroups = items(get(typed, 4)).map((rg, index) => {
@@ -207,20 +211,26 @@ function chunkSpans(rowGroup: readonly TypedField[]): ChunkSpan[] {
   });
 }
 
-/** The chunks' bytes, read with one range read per row group (pieces past MAX_READ_BYTES). */
+/**
+ * The chunks' bytes, read with one range read per row group (pieces past MAX_READ_BYTES). The row
+ * group right after the leading magic is read from byte 0, so the magic is checked with no request
+ * of its own (readFooter does not fetch it).
+ */
 async function readChunks(input: InputFile, spans: readonly ChunkSpan[]): Promise<Uint8Array[]> {
   const order = spans.map((_, k) => k).sort((a, b) => spans[a].start - spans[b].start);
   const out = new Array<Uint8Array>(spans.length);
   let k = 0;
   while (k < order.length) {
-    const from = spans[order[k]].start;
+    let from = spans[order[k]].start;
     let to = spans[order[k]].end;
     let j = k + 1;
     while (j < order.length && spans[order[j]].end - from <= MAX_READ_BYTES) to = Math.max(to, spans[order[j++]].end);
+    if (from === MAGIC.length) from = 0;
     const bytes = await input.read(from, to);
     if (bytes.length !== to - from) {
       throw new InvalidFileError(`short read: asked for ${to - from} bytes at ${from}, got ${bytes.length}`, { path: input.path });
     }
+    if (from === 0) checkLeadingMagic(input.path, bytes);
     for (; k < j; k++) out[order[k]] = bytes.subarray(spans[order[k]].start - from, spans[order[k]].end - from);
   }
   return out;

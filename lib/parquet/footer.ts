@@ -287,7 +287,10 @@ export function readAheadRange(path: string, fileLength: number): ReadAheadRange
   return { path, ...range };
 }
 
-/** Reads and checks a file's footer by range: the magic at both ends, the footer length, the Thrift. */
+/**
+ * Reads and checks a file's footer by range: the trailing magic, the footer length, the Thrift, and the
+ * leading magic when the read reaches it. One request for most files (two when the footer passes 64 KiB).
+ */
 export async function readFooter(file: InputFile): Promise<FooterRead> {
   const fileLength = await file.length();
   if (fileLength < 12) footerLocation(file.path, fileLength, new Uint8Array(8));
@@ -306,14 +309,21 @@ export async function readFooter(file: InputFile): Promise<FooterRead> {
     tail = joined;
     realStart = start;
   }
-  const head4 = realStart === 0 ? tail.subarray(0, 4) : await file.read(0, 4);
-  if (!isMagic(head4, 0)) {
-    throw new InvalidFileError('not a Parquet file: the first 4 bytes are not the magic "PAR1"', { path: file.path });
-  }
+  // The leading magic costs a request of its own unless the tail read holds it (files up to 64 KiB):
+  // not fetched. A file of another format fails the trailing magic above; no chunk is read from
+  // bytes [0, 4) (checkColumnChunks), and the column-chunk copy checks them with its first read.
+  if (realStart === 0) checkLeadingMagic(file.path, tail);
   const footerBytes = tail.subarray(start - realStart, start - realStart + length);
   const footer = decodeOrThrow(file.path, footerBytes);
   checkColumnChunks(file.path, footer, start);
   return { footer, fileLength, tail, tailStart: realStart, footerBytes };
+}
+
+/** Throws unless `head` (bytes from offset 0 of the file at `path`) starts with the magic "PAR1". */
+export function checkLeadingMagic(path: string, head: Uint8Array): void {
+  if (head.length < 4 || !isMagic(head, 0)) {
+    throw new InvalidFileError('not a Parquet file: the first 4 bytes are not the magic "PAR1"', { path });
+  }
 }
 
 /** Every column chunk must lie between the leading magic and the footer. */
@@ -336,7 +346,7 @@ function checkColumnChunks(path: string, footer: ParquetFooter, footerStart: num
 /** Footer of a whole file held in memory. */
 export function footerFromBytes(path: string, bytes: Uint8Array): ParquetFooter {
   const { start, length } = footerLocation(path, bytes.length, bytes.subarray(Math.max(0, bytes.length - 8)));
-  if (!isMagic(bytes, 0)) throw new InvalidFileError('not a Parquet file: the first 4 bytes are not the magic "PAR1"', { path });
+  checkLeadingMagic(path, bytes);
   return decodeOrThrow(path, bytes.subarray(start, start + length));
 }
 

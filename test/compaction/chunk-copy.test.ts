@@ -24,6 +24,7 @@ import { LAST_UPDATED_SEQUENCE_NUMBER_FIELD, ROW_ID_FIELD, scanRows } from '../.
 import { planAll } from '../support/compaction.js';
 import { CHUNK_COPY_SCHEMA, chunkCopyRow, chunkCopyTable } from '../support/chunk-copy-table.js';
 import { freshBucket, testS3Endpoint } from '../support/s3.js';
+import { CountingIO } from '../support/counting-io.js';
 import { listTree } from '../support/table-files.js';
 
 const io = new LocalFileIO();
@@ -239,6 +240,41 @@ describe('chunk copy on S3 (moto)', () => {
     const results: GroupResult[] = [];
     for (const g of plan.groups) results.push(await rewriteGroup(s3, t.metadata, plan, g));
     expect(results.every((r) => r.outputs.length === 1 && isCopy(r.outputs[0]))).toBe(true);
+    await commitCompaction(t, plan, results);
+    expect(await tableRows(await loadTable(location, { s3Endpoint: testS3Endpoint() }))).toEqual(before);
+  });
+});
+
+describe('chunk copy on S3 (moto): each byte of an input fetched once', () => {
+  it('an input left to the decoder after its footer was read gets the bytes of that read, not a second fetch', async () => {
+    const location = `s3://${await freshBucket()}/warehouse/reuse`;
+    const s3 = fileIOFor(location, { s3Endpoint: testS3Endpoint() });
+    let t = await chunkCopyTable(s3, 1, 30, { location });
+    // A file larger than the 64 KiB tail read, then a schema change: both old files are candidates
+    // whose footers disagree with the output schema, so they go to the decoder.
+    t = await appendRows(t, Array.from({ length: 4000 }, (_, i) => chunkCopyRow(1000 + i * 3, 'a')));
+    t = await updateSchema(t, [...CHUNK_COPY_SCHEMA.fields, { id: 13, name: 'extra', required: false, type: { type: 'int' } }]);
+    t = await appendRows(t, [100, 101, 102].map((i) => ({ ...chunkCopyRow(i, 'a'), extra: i })));
+    const before = await tableRows(t);
+    const plan = await planAll(s3, t.metadata);
+    const group = plan.groups.find((g) => g.inputs.length === 3)!;
+    const inputs = new Map(group.inputs.map((i) => [i.file.filePath, Number(i.file.fileSizeInBytes)]));
+    const counting = new CountingIO(s3, (p) => inputs.has(p));
+    const r = await rewriteGroup(counting, t.metadata, plan, group);
+    expect(r.outputs.filter(isCopy).map((o) => Number(o.recordCount))).toEqual([3]);
+    const decoded = group.inputs.filter((i) => Number(i.file.recordCount) !== 3).map((i) => i.file.filePath);
+    expect(decoded.length).toBe(2);
+    expect(Math.max(...decoded.map((p) => inputs.get(p)!))).toBeGreaterThan(64 * 1024);
+    for (const path of decoded) {
+      const size = inputs.get(path)!;
+      const reads = counting.readsOf(path).sort((a, b) => a[0] - b[0]);
+      // No byte twice: the plan's tail read, then (a file past 64 KiB) the rest before it, nothing else.
+      reads.slice(1).forEach(([s], k) => expect(s).toBe(reads[k][1]));
+      expect(reads.at(-1)![1]).toBe(size);
+      expect(reads.length).toBe(size <= 64 * 1024 ? 1 : 2);
+    }
+    const results = [r];
+    for (const g of plan.groups) if (g.id !== group.id) results.push(await rewriteGroup(s3, t.metadata, plan, g));
     await commitCompaction(t, plan, results);
     expect(await tableRows(await loadTable(location, { s3Endpoint: testS3Endpoint() }))).toEqual(before);
   });

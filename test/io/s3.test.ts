@@ -11,6 +11,7 @@ import type { FileInfo } from '../../lib/io/file-io.js';
 import { fileIOFor, LazyS3FileIO } from '../../lib/io/index.js';
 import { LocalFileIO } from '../../lib/io/local.js';
 import { S3FileIO, parseS3Location } from '../../lib/io/s3.js';
+import { S3RequestCounter } from '../../lib/io/s3-requests.js';
 import { testS3Client } from '../support/moto.js';
 import { freshBucket, testS3Endpoint } from '../support/s3.js';
 
@@ -220,5 +221,51 @@ describe('S3FileIO against moto', () => {
       'many/t/folder/',
       'many/t_backup/keep',
     ]);
+  });
+});
+
+describe('multipart part size and request counts', () => {
+  async function* stream(mib: number): AsyncIterable<Uint8Array> {
+    for (let i = 0; i < mib * 4; i++) yield new Uint8Array(256 * 1024).fill(i & 0xff);
+  }
+
+  it('uploads in 32 MiB parts by default: a 33 MiB stream is 2 parts, billed as 4 PUTs', async () => {
+    const s3 = new S3FileIO({ endpoint: testS3Endpoint() });
+    const counter = new S3RequestCounter(s3.client);
+    try {
+      const path = `s3://${bucket}/parts/default.bin`;
+      await s3.write(path, stream(33));
+      expect(counter.counts()).toEqual({
+        get: 0, put: 4, free: 0,
+        byCommand: { CreateMultipartUploadCommand: 1, UploadPartCommand: 2, CompleteMultipartUploadCommand: 1 },
+      });
+      expect((await s3.readWithETag(path)).etag).toMatch(/-2"$/);
+      counter.reset();
+      await s3.readRange(path, 0, 10);
+      await s3.stat(path);
+      await s3.deleteMany([path]);
+      expect(counter.counts()).toEqual({ get: 2, put: 0, free: 1, byCommand: { GetObjectCommand: 1, HeadObjectCommand: 1, DeleteObjectsCommand: 1 } });
+    } finally {
+      s3.client.destroy();
+    }
+  });
+
+  it('takes the part size from PACKICE_S3_PART_SIZE_MIB, and refuses one that is not a number', async () => {
+    const saved = process.env.PACKICE_S3_PART_SIZE_MIB;
+    process.env.PACKICE_S3_PART_SIZE_MIB = '8';
+    const s3 = new S3FileIO({ endpoint: testS3Endpoint() });
+    try {
+      const counter = new S3RequestCounter(s3.client);
+      await s3.write(`s3://${bucket}/parts/eight.bin`, stream(33));
+      expect(counter.counts().byCommand.UploadPartCommand).toBe(5);
+      process.env.PACKICE_S3_PART_SIZE_MIB = 'big';
+      expect(() => new S3FileIO({ endpoint: testS3Endpoint() })).toThrow(/PACKICE_S3_PART_SIZE_MIB must be a number of MiB/);
+      process.env.PACKICE_S3_PART_SIZE_MIB = '4';
+      expect(() => new S3FileIO({ endpoint: testS3Endpoint() })).toThrow(UnsupportedError);
+    } finally {
+      if (saved === undefined) delete process.env.PACKICE_S3_PART_SIZE_MIB;
+      else process.env.PACKICE_S3_PART_SIZE_MIB = saved;
+      s3.client.destroy();
+    }
   });
 });

@@ -4,6 +4,9 @@ import { InvalidFileError, NotFoundError } from '../../lib/errors.js';
 import type { StructType } from '../../lib/iceberg/types.js';
 import type { Row } from '../../lib/iceberg/values.js';
 import { S3FileIO } from '../../lib/io/s3.js';
+import { S3RequestCounter } from '../../lib/io/s3-requests.js';
+import { copyTemplate, openCopySource, writeCopiedFile } from '../../lib/parquet/chunk-copy.js';
+import { readFooter } from '../../lib/parquet/footer.js';
 import { openParquet, readRowGroups } from '../../lib/parquet/reader.js';
 import { rowsFromBatch } from '../../lib/parquet/values.js';
 import { ParquetWriter } from '../../lib/parquet/writer.js';
@@ -47,7 +50,7 @@ describe('Parquet on S3 (moto)', () => {
     expect(rows).toEqual(rowsOf(200_000, 100_000));
     const g = file.rowGroups[2];
     expect(reads.slice(-1)).toEqual([[g.startOffset, g.startOffset + g.compressedSize]]);
-    expect(reads.length).toBe(3); // footer tail, first 4 bytes, row group 2
+    expect(reads.length).toBe(2); // footer tail, row group 2: the leading magic is not fetched on its own
   });
 
   it('names the S3 location of a file that is not Parquet, and keeps NotFoundError for a missing one', async () => {
@@ -58,5 +61,54 @@ describe('Parquet on S3 (moto)', () => {
     expect(err).toBeInstanceOf(InvalidFileError);
     expect((err as Error).message).toContain(path);
     await expect(openParquet(io, `s3://${bucket}/t/data/absent.parquet`)).rejects.toThrow(NotFoundError);
+  });
+
+  it('reads a large file\'s footer with one GET; a large file of another format is still an InvalidFileError naming it', async () => {
+    const counter = new S3RequestCounter(io.client);
+    const path = `s3://${bucket}/t/data/footer-one-get.parquet`;
+    const w = ParquetWriter.open(io, path, schema, { compression: 'uncompressed' });
+    await w.writeRows(rowsOf(0, 20_000));
+    const { fileSizeInBytes } = await w.close();
+    expect(fileSizeInBytes).toBeGreaterThan(256 * 1024);
+    counter.reset();
+    const read = await readFooter(io.newInputFile(path, fileSizeInBytes));
+    expect(read.footer.numRows).toBe(20_000);
+    expect(counter.counts().byCommand).toEqual({ GetObjectCommand: 1 });
+
+    const text = `s3://${bucket}/t/data/big.csv`;
+    await io.write(text, new TextEncoder().encode('id,name\n'.repeat(40_000)));
+    counter.reset();
+    const err = await readFooter(io.newInputFile(text, 320_000)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InvalidFileError);
+    expect((err as Error).message).toBe(`${text}: not a Parquet file: the last 4 bytes are not the magic "PAR1" (cut short or another format)`);
+    expect(counter.counts().get).toBe(1);
+  });
+
+  it('the column-chunk copy checks the leading magic with its first row-group read, no GET of its own', async () => {
+    const counter = new S3RequestCounter(io.client);
+    const good = `s3://${bucket}/t/data/head-good.parquet`;
+    const w = ParquetWriter.open(io, good, schema, { compression: 'uncompressed', rowGroupRows: 10_000 });
+    await w.writeRows(rowsOf(0, 20_000));
+    await w.close();
+    const bytes = await io.read(good);
+    bytes.set([0x58, 0x58, 0x58, 0x58], 0);
+    const bad = `s3://${bucket}/t/data/head-bad.parquet`;
+    await io.write(bad, bytes);
+    const template = copyTemplate(schema);
+
+    counter.reset();
+    const source = await openCopySource(io, good, bytes.length);
+    const out = await writeCopiedFile(io, `s3://${bucket}/t/data/copied.parquet`, template, [{ source, rowGroup: 0 }, { source, rowGroup: 1 }]);
+    expect(out.recordCount).toBe(20_000);
+    // Footer tail, one read per row group (the first from byte 0), one PutObject.
+    expect(counter.counts().byCommand).toEqual({ GetObjectCommand: 3, PutObjectCommand: 1 });
+
+    counter.reset();
+    const broken = await openCopySource(io, bad, bytes.length); // the footer alone looks fine
+    expect(counter.counts().get).toBe(1);
+    const err = await writeCopiedFile(io, `s3://${bucket}/t/data/never.parquet`, template, [{ source: broken, rowGroup: 0 }]).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InvalidFileError);
+    expect((err as Error).message).toBe(`${bad}: not a Parquet file: the first 4 bytes are not the magic "PAR1"`);
+    expect(await io.exists(`s3://${bucket}/t/data/never.parquet`)).toBe(false);
   });
 });
