@@ -7,7 +7,7 @@ import type { PartitionSpec } from '../../lib/iceberg/partition.js';
 const spec: PartitionSpec = { specId: 0, fields: [{ sourceId: 1, fieldId: 1000, name: 'p', transform: { kind: 'identity' } }] };
 const bytes = (s: string): Uint8Array => new TextEncoder().encode(s);
 
-function dataFile(path: string, content = FileContent.Data, extra: Partial<DataFile> = {}): DataFile {
+function dataFile(path: string, content: FileContent = FileContent.Data, extra: Partial<DataFile> = {}): DataFile {
   return { content, filePath: path, fileFormat: 'PARQUET', specId: 0, partition: { p: 1 }, recordCount: 10n, fileSizeInBytes: 100n, ...extra };
 }
 
