@@ -227,7 +227,8 @@ export async function planPhase(location: string, runs: number, concurrency?: nu
     info = {
       tasks,
       deletes,
-      candidates: snapshotFacts.facts.length,
+      // Not snapshotFacts.facts: that would make every kept file's FileFacts.
+      candidates: snapshotFacts.kept.byPath.length,
       groups: plan.groups.length,
       groupInputs: plan.groups.reduce((n, g) => n + g.inputs.length, 0),
       planJsonMiB: Math.round(JSON.stringify(plan).length / 2 ** 20),

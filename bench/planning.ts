@@ -7,7 +7,9 @@
  *
  *   npx tsx bench/planning.ts [tables=100000x100,100000x1000,1000000x100,1000000x1000] [runs=3] [--write] [--no-baseline]
  *
- * --write replaces the planning section of BENCHMARKS.md.
+ * --write replaces the planning section of BENCHMARKS.md. PACKICE_BENCH_BASE=<dir> (a checkout of
+ * another commit, with node_modules) also plans each table with that checkout's planner, just
+ * before this one's (interleaved), as the row "packice <PACKICE_BENCH_BASE_LABEL>".
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -74,6 +76,11 @@ async function main(): Promise<void> {
       const label = `${int(files)} files / ${int(manifests)} manifests`;
       const loadAt = loadAverage();
       const [cmd, rest] = nodeChildArgs(SCRIPT, ['--phase', location, String(runs)]);
+      const baseDir = process.env.PACKICE_BENCH_BASE;
+      const baseLabel = process.env.PACKICE_BENCH_BASE_LABEL ?? 'base';
+      const base = baseDir
+        ? run(cmd, [...rest.slice(0, -4), join(baseDir, 'bench', 'planning.ts'), ...rest.slice(-3)], `packice ${baseLabel}, ${label}`)
+        : null;
       const ours = run(cmd, rest, `packice, ${label}`);
       const java = javaDir ? run('java', ['-cp', `${javaDir}:${classpath}`, 'PlanFiles', location, String(runs), 'off'], `Java, ${label}`) : null;
       const row = (name: string, r: Run | null, extra: (p: PhaseResult) => string): void => {
@@ -89,9 +96,11 @@ async function main(): Promise<void> {
           `${int(Number(info(p, 'tasks')))} / ${int(Number(info(p, 'deletes')))}`, extra(p), loadAt,
         ]);
       };
-      row('packice `planCompaction`', ours, (p) =>
+      const ourNotes = (p: PhaseResult): string =>
         `${int(Number(info(p, 'candidates')))} candidates kept; ${info(p, 'groups')} groups of ${int(Number(info(p, 'groupInputs')))} files; ` +
-        `plan JSON ${info(p, 'planJsonMiB')} MiB; GC pauses ${info(p, 'gcS').split(',').map(Number).map(s2).join(', ')} s`);
+        `plan JSON ${info(p, 'planJsonMiB')} MiB; GC pauses ${info(p, 'gcS').split(',').map(Number).map(s2).join(', ')} s`;
+      if (baseDir) row(`packice \`planCompaction\` ${baseLabel}`, base, ourNotes);
+      row('packice `planCompaction`', ours, ourNotes);
       row(`Java \`newScan().planFiles()\` ${java?.result ? info(java.result, 'version') : ''}`, java, (p) =>
         `table load ${s2(Number(info(p, 'loadS')))} s, ${info(p, 'processors')} planning threads`);
     }
@@ -106,7 +115,7 @@ async function main(): Promise<void> {
   const body = [
     '## Planning at scale',
     '',
-    `- **Command:** \`npx tsx bench/planning.ts ${tables.map((t) => `${t.files}x${t.manifests}`).join(',')} ${runs}${args.write ? ' --write' : ''}\` ` +
+    `- **Command:** \`${process.env.PACKICE_BENCH_BASE ? `PACKICE_BENCH_BASE=<checkout of ${process.env.PACKICE_BENCH_BASE_LABEL ?? 'base'}> ` : ''}npx tsx bench/planning.ts ${tables.map((t) => `${t.files}x${t.manifests}`).join(',')} ${runs}${args.write ? ' --write' : ''}\` ` +
       '(`npm run bench:planning`).',
     ...machineLines(m, [javaVersion() ?? 'no Java'], load0, load1),
     ...inputs.map((s) => `- **Input:** ${s}.`),
@@ -118,9 +127,13 @@ async function main(): Promise<void> {
     'packice plans from the manifests alone, on one thread: it reads the delete manifests, then streams the data ' +
       'manifests (8 at a time; entries decoded straight from the Avro blocks with their column metrics skipped, as Java ' +
       'reads without `includeColumnStats()`), pairs each data file with its deletes and keeps only the candidates (too small, too large, ' +
-      'with deletes, another spec or format), counting the rest; then it bin-packs per partition, keeps the best 1,000 ' +
-      'groups and writes only their inputs as message JSON. Java\'s `planFiles` does the scan only, on a pool of one ' +
-      'thread per core, holding nothing. Peak RSS is the whole process\'s over all its runs.',
+      'with deletes, another spec or format) column by column (typed arrays and one array of paths, lib/compaction/candidate-store.ts), ' +
+      'counting the rest; then it bin-packs per partition, keeps the best 1,000 ' +
+      'groups and makes DataFiles and message JSON only for their inputs. Java\'s `planFiles` does the scan only, on a pool of one ' +
+      'thread per core, holding nothing. Peak RSS is the whole process\'s over all its runs' +
+      (process.env.PACKICE_BENCH_BASE
+        ? `; the rows "${process.env.PACKICE_BENCH_BASE_LABEL ?? 'base'}" are the same bench with that commit's planner, run just before this one's on each table.`
+        : '.'),
   ].join('\n');
   console.log(body);
   if (args.write) writeSection('planning', body);

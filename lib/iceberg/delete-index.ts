@@ -22,6 +22,8 @@ export interface ApplicableDeletes {
 
 export const NO_DELETES: ApplicableDeletes = { positionDeletes: [], equalityDeletes: [] };
 
+const NONE: readonly DeleteFileRef[] = [];
+
 /**
  * Indexes a snapshot's live delete files so each data file finds its deletes quickly:
  * DVs by referenced path, position deletes by referenced path or partition, equality
@@ -75,17 +77,21 @@ export class DeleteFileIndex {
     const path = this.dvs.size > 0 || this.posByPath.size > 0 ? normalizePath(file.filePath) : '';
     // DVs and position deletes: delete seq >= data seq.
     const dvs = this.dvs.size > 0 ? this.dvs.get(path) : undefined;
-    const dv = dvs?.filter((d) => d.dataSequenceNumber >= dataSequenceNumber);
-    const deletionVector = dv && dv.length > 0 ? dv.reduce((a, b) => (b.dataSequenceNumber > a.dataSequenceNumber ? b : a)) : undefined;
+    // The newest that applies, the first of equals.
+    let deletionVector: DeleteFileRef | undefined;
+    for (const d of dvs ?? NONE) {
+      if (d.dataSequenceNumber >= dataSequenceNumber && (!deletionVector || d.dataSequenceNumber > deletionVector.dataSequenceNumber)) deletionVector = d;
+    }
     const byPath = deletionVector || this.posByPath.size === 0 ? undefined : this.posByPath.get(path);
     const byPartition = deletionVector ? undefined : this.posByPartition.get(key);
+    const eqByPartition = this.eqByPartition.get(key);
+    if (!deletionVector && !byPath && !byPartition && !eqByPartition && this.eqGlobal.length === 0) return NO_DELETES;
     const ranges = this.pathRanges;
     const positionDeletes =
       byPartition && ranges.size > 0
         ? select(byPath, byPartition, (d) => d.dataSequenceNumber >= dataSequenceNumber && mayHoldPath(ranges.get(d), file.filePath))
         : select(byPath, byPartition, (d) => d.dataSequenceNumber >= dataSequenceNumber);
     // Equality deletes: delete seq > data seq, strictly.
-    const eqByPartition = this.eqByPartition.get(key);
     const equalityDeletes = select(eqByPartition, this.eqGlobal, (d) => d.dataSequenceNumber > dataSequenceNumber);
     if (!deletionVector && positionDeletes.length === 0 && equalityDeletes.length === 0) return NO_DELETES;
     return { ...(deletionVector ? { deletionVector } : {}), positionDeletes, equalityDeletes };

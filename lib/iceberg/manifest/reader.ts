@@ -404,8 +404,15 @@ function entryBuilder(path: string, specId: number, dataStats: boolean): (v: rea
   };
 }
 
-/** Decodes a block's entries from its bytes (avro-reader.ts). */
-type DirectDecoder = (block: AvroBlock, first: number) => RawEntry[];
+/** Decodes a block's entries from its bytes (avro-reader.ts), DIRECT_BATCH at a time. */
+type DirectDecoder = (block: AvroBlock, first: number) => Generator<RawEntry[]>;
+
+/**
+ * Entries handed on at once. A block of a large manifest holds thousands: decoded whole, they
+ * are all alive at the next young-generation collection, which copies them (and promotes them,
+ * garbage by then). A few hundred at a time die young.
+ */
+const DIRECT_BATCH = 256;
 
 /**
  * The entry decoder that reads the block's bytes into value slots, skipping every field it
@@ -485,22 +492,25 @@ function directDecoder(
   );
   if (!ops) return undefined;
   const v: unknown[] = [];
-  return (block, first) => {
+  return function* (block, first) {
     const c: AvroCursor = { buf: block.data, pos: 0 };
-    const out = new Array<RawEntry>(block.count);
-    for (let i = 0; i < block.count; i++) {
-      try {
-        for (let k = 0; k < ops.length; k++) ops[k](c, v);
-      } catch (e) {
-        throw new InvalidFileError(`cannot decode record ${i} of Avro block ${block.index}: ${(e as Error).message}`, { path, cause: e });
+    for (let start = 0; start < block.count; start += DIRECT_BATCH) {
+      const out = new Array<RawEntry>(Math.min(DIRECT_BATCH, block.count - start));
+      for (let j = 0; j < out.length; j++) {
+        const i = start + j;
+        try {
+          for (let k = 0; k < ops.length; k++) ops[k](c, v);
+        } catch (e) {
+          throw new InvalidFileError(`cannot decode record ${i} of Avro block ${block.index}: ${(e as Error).message}`, { path, cause: e });
+        }
+        if (c.pos > c.buf.length) throw new InvalidFileError(`truncated record ${i} of ${block.count} in Avro block ${block.index}`, { path });
+        out[j] = build(v, first + i);
       }
-      if (c.pos > c.buf.length) throw new InvalidFileError(`truncated record ${i} of ${block.count} in Avro block ${block.index}`, { path });
-      out[i] = build(v, first + i);
+      yield out;
     }
     if (c.pos !== c.buf.length) {
       throw new InvalidFileError(`Avro block ${block.index} has ${c.buf.length - c.pos} bytes after its ${block.count} records`, { path });
     }
-    return out;
   };
 }
 
@@ -517,7 +527,7 @@ async function openManifest(
     let i = 0;
     for await (const block of reader.blocks()) {
       if (direct && !options.avsc) {
-        yield direct(block, i);
+        yield* direct(block, i);
         i += block.count;
       } else {
         yield reader.decodeBlock(block, projection).map((rec) => decode(rec, i++));
