@@ -99,7 +99,7 @@ async function rewriteInWorkers(
   onDone: (groupId: string, result?: GroupResult, error?: WorkerError) => void,
 ): Promise<void> {
   const queue = plan.groups.map((g) => g.id);
-  const entry = new URL('./worker-entry.mjs', import.meta.url);
+  const entry = new URL('../worker-entry.mjs', import.meta.url);
   // Beside this module: rewrite-worker.ts from the sources, rewrite-worker.js from the build.
   const module = new URL(`./rewrite-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url).href;
   await Promise.all(
