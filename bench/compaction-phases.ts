@@ -45,11 +45,24 @@ function planOf(table: Table, policy: PlanRequest['policy'] = {}): Promise<Plan>
   return planCompaction(table.io, table.metadata, { table: { location: table.location }, policy });
 }
 
+/** CPU seconds of this process's main thread so far (Linux: /proc; undefined elsewhere). */
+function mainThreadCpuS(): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in clock ticks of 1/100 s
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * (a) rewriteGroup of the table's one group (default policy), `runs` times in this thread,
- * as one Lambda worker runs it. Outputs and map are deleted after each run (nothing commits).
+ * as one Lambda worker runs it; `decodeWorkers` as the rewriter's option (default: its own).
+ * Outputs and map are deleted after each run (nothing commits). Besides the whole process's CPU
+ * it reports the main thread's (`mainCpuS`, last run): with decode workers, the rewriter's own
+ * thread is the part that does not spread over more vCPUs.
  */
-export async function rewritePhase(location: string, runs: number): Promise<void> {
+export async function rewritePhase(location: string, runs: number, decodeWorkers?: number): Promise<void> {
   const table = await loadTable(location);
   const plan = await planOf(table);
   if (plan.groups.length !== 1) throw new Error(`${location}: expected one group, the plan has ${plan.groups.length}`);
@@ -57,10 +70,14 @@ export async function rewritePhase(location: string, runs: number): Promise<void
   const wallS: number[] = [];
   const cpuS: number[] = [];
   let last: GroupResult | undefined;
+  let mainCpuS: number | undefined;
   for (let r = 0; r < runs; r++) {
     const t = performance.now();
     const c0 = process.cpuUsage();
-    const result = await rewriteGroup(table.io, table.metadata, plan, group);
+    const m0 = mainThreadCpuS();
+    const result = await rewriteGroup(table.io, table.metadata, plan, group, decodeWorkers === undefined ? {} : { decodeWorkers });
+    const m1 = mainThreadCpuS();
+    mainCpuS = m0 === undefined || m1 === undefined ? undefined : m1 - m0;
     cpuS.push(cpuSeconds(c0));
     wallS.push((performance.now() - t) / 1000);
     discard(result);
@@ -75,6 +92,7 @@ export async function rewritePhase(location: string, runs: number): Promise<void
       outputs: last!.outputs.length,
       rows: Number(last!.checksums.rowsOut),
       mapBytes: last!.bytesWritten - outputBytes(last!),
+      ...(mainCpuS === undefined ? {} : { mainCpuS: +mainCpuS.toFixed(2) }),
     },
   });
 }

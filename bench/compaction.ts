@@ -599,6 +599,7 @@ async function main(): Promise<void> {
 }
 
 if (process.argv[2] === '--phase') {
+  // rewrite <location> <runs> [decode workers]: see compaction-phases.ts.
   const [phase, a, b, c] = process.argv.slice(3);
   // build <location> <files | NNNmib> <rows per file> [partitions] [position delete files]: a data table for running the other phases by hand.
   if (phase === 'build') {
@@ -612,7 +613,7 @@ if (process.argv[2] === '--phase') {
       log: (s) => console.error(s),
     });
     console.log(JSON.stringify(facts));
-  } else if (phase === 'rewrite') await rewritePhase(a, Number(b));
+  } else if (phase === 'rewrite') await rewritePhase(a, Number(b), c === undefined ? undefined : Number(c));
   else if (phase === 'runner') await runnerPhase(a, Number(b));
   else if (phase === 'rss') await rssPhase(a, Number(b));
   else if (phase === 'plan') await planPhase(a, Number(b));

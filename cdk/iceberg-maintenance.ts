@@ -918,7 +918,7 @@ function maintenanceFunction(scope: Construct, id: string, step: Step, options: 
       handler: 'handler',
       projectRoot: PACKAGE_ROOT,
       depsLockFilePath: join(PACKAGE_ROOT, 'package-lock.json'),
-      bundling: bundlingOptions(WASM_STEPS.includes(step) ? WASM_FILES : []),
+      bundling: bundlingOptions(WASM_STEPS.includes(step) ? WASM_FILES : [], WORKER_BUNDLES.filter((w) => w.step === step)),
     });
   }
   const bundle = join(PACKAGE_ROOT, 'dist', 'bundles', step);
@@ -948,8 +948,21 @@ export function lazyModuleFile(module: string): string {
   return join('node_modules', ...module.split('/'), 'index.js');
 }
 
+/**
+ * Worker threads a function starts, each bundled alone beside its `index.js`: the rewrite's
+ * decode workers (lib/compaction/decode-pool.ts finds `decode-worker.js` beside the bundle).
+ */
+export const WORKER_BUNDLES: readonly { readonly step: Step; readonly entry: string; readonly fileName: string }[] = [
+  { step: 'rewrite', entry: 'lib/compaction/decode-worker.ts', fileName: 'decode-worker.js' },
+];
+
+/** In a CommonJS bundle `import.meta.url` is the bundle file's URL (the define below names this variable). */
+export const IMPORT_META_URL_BANNER = 'var __packiceImportMetaUrl = require("url").pathToFileURL(__filename).href;';
+
 /** The esbuild options of every bundle: the construct's and `npm run build`'s prebuilt ones. */
 export const ESBUILD_OPTIONS = {
+  define: { 'import.meta.url': '__packiceImportMetaUrl' },
+  banner: { js: IMPORT_META_URL_BANNER },
   format: 'cjs',
   platform: 'node',
   // Node 20 syntax runs on the nodejs22.x runtime, and in the tests on Node 20.
@@ -962,7 +975,7 @@ export const ESBUILD_OPTIONS = {
 } as const;
 
 /** esbuild, locally (never Docker), CommonJS with the `.wasm` files it reads copied beside `index.js`. */
-function bundlingOptions(wasmFiles: typeof WASM_FILES): BundlingOptions {
+function bundlingOptions(wasmFiles: typeof WASM_FILES, workers: typeof WORKER_BUNDLES = []): BundlingOptions {
   const wasm = wasmFiles.map((w) => ({ from: relative(PACKAGE_ROOT, requireHere.resolve(w.module)), to: w.fileName }));
   return {
     format: OutputFormat.CJS,
@@ -971,6 +984,8 @@ function bundlingOptions(wasmFiles: typeof WASM_FILES): BundlingOptions {
     keepNames: ESBUILD_OPTIONS.keepNames,
     sourceMap: ESBUILD_OPTIONS.sourcemap,
     sourcesContent: ESBUILD_OPTIONS.sourcesContent,
+    define: ESBUILD_OPTIONS.define,
+    banner: IMPORT_META_URL_BANNER,
     // Bundle the AWS SDK too: the version we test with, not the runtime's (the lazy ones beside index.js).
     externalModules: [...LAZY_MODULES, ...NATIVE_MODULES],
     forceDockerBundling: false,
@@ -988,6 +1003,20 @@ function bundlingOptions(wasmFiles: typeof WASM_FILES): BundlingOptions {
             ESBUILD_OPTIONS.minify ? '--minify' : '',
             ESBUILD_OPTIONS.keepNames ? '--keep-names' : '',
             `--outfile=${shellQuote(join(outputDir, lazyModuleFile(m)))}`,
+          ].join(' '),
+        ),
+        ...workers.map((w) =>
+          [
+            shellQuote(join(inputDir, 'node_modules', '.bin', 'esbuild')),
+            shellQuote(join(inputDir, w.entry)),
+            '--bundle --platform=node --format=cjs --log-level=warning',
+            `--target=${ESBUILD_OPTIONS.target}`,
+            ESBUILD_OPTIONS.minify ? '--minify' : '',
+            ESBUILD_OPTIONS.keepNames ? '--keep-names' : '',
+            shellQuote(`--define:import.meta.url=${ESBUILD_OPTIONS.define['import.meta.url']}`),
+            shellQuote(`--banner:js=${IMPORT_META_URL_BANNER}`),
+            ...NATIVE_MODULES.map((m) => `--external:${m}`),
+            `--outfile=${shellQuote(join(outputDir, w.fileName))}`,
           ].join(' '),
         ),
       ],

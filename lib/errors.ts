@@ -167,3 +167,45 @@ export class DataFileRemovedError extends ValidationError {
     this.dataFile = dataFile;
   }
 }
+
+/** An error as it crosses a worker thread (structured clone keeps neither the class nor `path`). */
+export interface ErrorJson {
+  readonly name: string;
+  readonly message: string;
+  readonly path?: string;
+  readonly retryable?: boolean;
+  readonly cause?: ErrorJson;
+}
+
+/** `e` as ErrorJson: its class name, message, path and retryability, and its causes'. */
+export function errorToJson(e: unknown, depth = 0): ErrorJson {
+  if (!(e instanceof Error)) return { name: 'Error', message: String(e) };
+  const cause = depth < 4 && e.cause !== undefined ? errorToJson(e.cause, depth + 1) : undefined;
+  return {
+    name: e.name,
+    message: e.message,
+    ...(e instanceof PackiceError ? { ...(e.path !== undefined ? { path: e.path } : {}), retryable: e.retryable } : {}),
+    ...(cause ? { cause } : {}),
+  };
+}
+
+const ERROR_CLASSES: Readonly<Record<string, new (message: string, options?: ErrorOptions) => PackiceError>> = {
+  NotFoundError, AlreadyExistsError, InvalidFileError, UnsupportedError, CommitConflictError, CommitStateUnknownError,
+  NotAuthorizedError, ValidationError, IoError, InvalidArgumentError, IllegalStateError, ReadOnlyTableError,
+};
+
+/** The error `errorToJson` described, of the same class when it is one of this tree's (else an Error of that name). */
+export function errorFromJson(json: ErrorJson): Error {
+  const cause = json.cause ? errorFromJson(json.cause) : undefined;
+  const Class = ERROR_CLASSES[json.name];
+  if (Class) {
+    return new Class(json.message, {
+      ...(json.path !== undefined ? { path: json.path } : {}),
+      ...(json.retryable !== undefined ? { retryable: json.retryable } : {}),
+      ...(cause ? { cause } : {}),
+    });
+  }
+  const e = new Error(json.message, cause ? { cause } : undefined);
+  e.name = json.name;
+  return e;
+}

@@ -1,7 +1,7 @@
 /**
  * `npm run build`'s second half: the six Lambda bundles the compiled construct (dist/cdk) deploys,
  * built once here with the same esbuild options as the construct's own bundling, each with its
- * `.wasm` files and lazy SDK clients (LAZY_MODULES) beside it, into dist/bundles/<step>/. A user's CDK app then needs neither esbuild
+ * `.wasm` files, worker bundles (WORKER_BUNDLES) and lazy SDK clients (LAZY_MODULES) beside it, into dist/bundles/<step>/. A user's CDK app then needs neither esbuild
  * nor this repository's layout.
  */
 import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildSync } from 'esbuild';
-import { ESBUILD_OPTIONS, LAZY_MODULES, lazyModuleFile, NATIVE_MODULES, STEPS, WASM_FILES, WASM_STEPS } from '../cdk/iceberg-maintenance.js';
+import { ESBUILD_OPTIONS, LAZY_MODULES, lazyModuleFile, NATIVE_MODULES, STEPS, WASM_FILES, WASM_STEPS, WORKER_BUNDLES } from '../cdk/iceberg-maintenance.js';
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
@@ -21,6 +21,7 @@ for (const step of STEPS) {
   const common = { ...ESBUILD_OPTIONS, bundle: true, logLevel: 'warning' } as const;
   buildSync({ ...common, entryPoints: [join(REPO_ROOT, 'functions', `${step}.ts`)], external: [...LAZY_MODULES, ...NATIVE_MODULES], outfile: join(dir, 'index.js') });
   for (const m of LAZY_MODULES) buildSync({ ...common, sourcemap: false, entryPoints: [require.resolve(m)], outfile: join(dir, lazyModuleFile(m)) });
+  for (const w of WORKER_BUNDLES.filter((x) => x.step === step)) buildSync({ ...common, sourcemap: false, external: [...NATIVE_MODULES], entryPoints: [join(REPO_ROOT, w.entry)], outfile: join(dir, w.fileName) });
   if (WASM_STEPS.includes(step)) for (const w of WASM_FILES) copyFileSync(require.resolve(w.module), join(dir, w.fileName));
   console.log(`dist/bundles/${step}`);
 }

@@ -32,7 +32,9 @@ import { selectRuns, type Runs } from '../parquet/batches.js';
 import { rowsFromBatch } from '../parquet/values.js';
 import { readBatches } from '../table/data-reader.js';
 import { parquetWriteOptions, partitioner, toDataFile } from '../table/data-writer.js';
-import { readTaskBatches, tableNameMapping } from '../table/scan.js';
+import { readTaskBatches, tableNameMapping, type LiveBatch } from '../table/scan.js';
+import type { NameMapping } from '../iceberg/name-mapping.js';
+import { DecodePool, decodeWorkerCount, type DecodedBatch } from './decode-pool.js';
 import { DeleteFileCache } from '../table/delete-filter.js';
 import { proofBatchHasher, proofHasher, proofSchema, RowSetChecksum } from './checksum.js';
 import { CompactionMapBuilder, compactionMapPath, safeName, writeCompactionMap } from './compaction-map.js';
@@ -60,6 +62,12 @@ export interface RewriteOptions {
   readonly sortRunBytes?: number;
   /** The decoded inputs' first reads fetched ahead of the reader (read-ahead.ts); false: none. */
   readonly readAhead?: ReadAheadOptions | false;
+  /**
+   * Worker threads decoding inputs (decode-pool.ts); 0 decodes on this thread. Default: the table
+   * property `packice.rewrite.decode-workers`, else one fewer than the vCPUs, at most 5 (none
+   * under 8 MiB to decode).
+   */
+  readonly decodeWorkers?: number;
 }
 
 export const DEFAULT_SORT_RUN_BYTES = 64 * 1024 * 1024;
@@ -108,6 +116,7 @@ export async function rewriteGroup(
   let mapPath: string | undefined;
   let copy: ChunkCopy | undefined;
   let inputs: ReadAheadFileIO | undefined;
+  let pool: DecodePool | undefined;
   try {
     const hashBatch = proofBatchHasher(schema, lineage);
     const checkIn = new RowSetChecksum(proofHasher(schema, lineage));
@@ -118,26 +127,26 @@ export async function rewriteGroup(
     copy = await ChunkCopy.plan(io, metadata, plan, group, tasks, { specId, writeSchema, ...(faults.corruptCopiedChunk ? { fault: faults.corruptCopiedChunk } : {}) });
     const copied = await copy.write(out.map, checkIn);
     inputs = options.readAhead === false ? undefined : new ReadAheadFileIO(io, copy.readAheadRanges(), options.readAhead);
-    for (const task of copy.decode) {
-      for await (const live of readTaskBatches(inputs ?? io, metadata, task, schema, {
-        ...(mapping ? { mapping } : {}),
-        deleteCache,
-        rowLineage: lineage,
-        batchSize,
-      })) {
-        hashBatch(live.batch, checkIn);
-        let { batch, runs } = live;
-        if (dropPending) {
-          batch = batch.slice(1, batch.numRows);
-          runs = dropFirstRow(runs);
-          dropPending = false;
-        }
-        if (batch.numRows === 0) continue;
-        // The sort strategy orders rows as objects (external-sort.ts); bin-pack stays columnar.
-        if (sorter) await sorter.add(rowsFromBatch(batch, writeSchema));
-        else await out.writeBatch(batch, task, runs);
+    const decodeBytes = copy.decode.reduce((n, t) => n + Number(t.dataFile.fileSizeInBytes), 0);
+    const workers = decodeWorkerCount(options.decodeWorkers, metadata, copy.decode.length, decodeBytes);
+    if (workers > 0) pool = DecodePool.start(workers, inputs ?? io, metadata, { mode, lineage, batchSize });
+    for await (const { task, live } of decodedBatches(pool, inputs ?? io, metadata, group, tasks, copy.decode, { mapping, deleteCache, lineage, batchSize })) {
+      // A worker hashed the batch already; its sum adds to the same total (the proof's sum is order-free).
+      if ('hash' in live) checkIn.addDigest(live.hash[0], live.hash[1], live.hash[2]);
+      else hashBatch(live.batch, checkIn);
+      let { batch, runs } = live;
+      if (dropPending) {
+        batch = batch.slice(1, batch.numRows);
+        runs = dropFirstRow(runs);
+        dropPending = false;
       }
+      if (batch.numRows === 0) continue;
+      // The sort strategy orders rows as objects (external-sort.ts); bin-pack stays columnar.
+      if (sorter) await sorter.add(rowsFromBatch(batch, writeSchema));
+      else await out.writeBatch(batch, task, runs);
     }
+    // The workers' memory goes before the sort's merge and the proof.
+    await pool?.close();
     inputs?.close();
     if (sorter) for await (const rows of sorter.sorted()) await out.writeRows(rows);
     const decoded = await out.close();
@@ -189,8 +198,40 @@ export async function rewriteGroup(
     if (mapPath !== undefined) await io.deleteMany([mapPath]).catch(() => undefined);
     throw e;
   } finally {
+    await pool?.close();
     inputs?.close();
     await sorter?.cleanup();
+  }
+}
+
+/**
+ * The live batches of the inputs to decode, in group order: from the pool's workers when there
+ * is one (each batch with its proof hash), else decoded here.
+ */
+async function* decodedBatches(
+  pool: DecodePool | undefined,
+  io: FileIO,
+  metadata: TableMetadata,
+  group: FileGroup,
+  tasks: readonly FileScanTask[],
+  decode: readonly FileScanTask[],
+  options: { mapping: NameMapping | undefined; deleteCache: DeleteFileCache; lineage: boolean; batchSize: number },
+): AsyncIterable<{ task: FileScanTask; live: LiveBatch | DecodedBatch }> {
+  if (pool) {
+    const inputs = decode.map((t) => group.inputs[tasks.indexOf(t)]);
+    for await (const { index, live } of pool.batches(inputs)) yield { task: decode[index], live };
+    return;
+  }
+  const schema = currentSchema(metadata);
+  for (const task of decode) {
+    for await (const live of readTaskBatches(io, metadata, task, schema, {
+      ...(options.mapping ? { mapping: options.mapping } : {}),
+      deleteCache: options.deleteCache,
+      rowLineage: options.lineage,
+      batchSize: options.batchSize,
+    })) {
+      yield { task, live };
+    }
   }
 }
 

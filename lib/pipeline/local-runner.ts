@@ -82,7 +82,9 @@ export async function runCompaction(request: PlanRequest, options: LocalRunOptio
       }
     }
   } else {
-    await rewriteInWorkers(plan, parallelism, options.rewrite ?? {}, onDone);
+    // Groups already run side by side: no decode workers of their own unless cores are left over for them.
+    const spare = Math.floor(availableParallelism() / parallelism) - 1 > 0;
+    await rewriteInWorkers(plan, parallelism, { ...(spare ? {} : { decodeWorkers: 0 }), ...options.rewrite }, onDone);
   }
   // Commit in plan order, whatever order the groups finished in.
   const order = new Map(plan.groups.map((g, i) => [g.id, i]));
@@ -99,7 +101,7 @@ async function rewriteInWorkers(
   onDone: (groupId: string, result?: GroupResult, error?: WorkerError) => void,
 ): Promise<void> {
   const queue = plan.groups.map((g) => g.id);
-  const entry = new URL('./worker-entry.mjs', import.meta.url);
+  const entry = new URL('../worker-entry.mjs', import.meta.url);
   // Beside this module: rewrite-worker.ts from the sources, rewrite-worker.js from the build.
   const module = new URL(`./rewrite-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url).href;
   await Promise.all(

@@ -13,7 +13,7 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { IcebergMaintenance, LAZY_MODULES, lazyModuleFile, STEPS, WASM_FILES, WASM_STEPS, type Step } from '../../cdk/iceberg-maintenance.js';
+import { IcebergMaintenance, LAZY_MODULES, lazyModuleFile, STEPS, WASM_FILES, WASM_STEPS, WORKER_BUNDLES, type Step } from '../../cdk/iceberg-maintenance.js';
 import { EXAMPLE_TABLE_LOCATIONS, PackiceStack, tableLocationsFromContext } from '../../cdk/packice-stack.js';
 import { randomUUID } from 'node:crypto';
 import { CreateStateMachineCommand, DescribeExecutionCommand, ListExecutionsCommand, SFNClient } from '@aws-sdk/client-sfn';
@@ -483,13 +483,14 @@ describe('bundles from the cloud assembly, each copied alone into an empty folde
     return { ...(JSON.parse(readFileSync(resultFile, 'utf8')) as Omit<Invocation<T>, 'stdout'>), stdout: run.stdout };
   }
 
-  it('hold index.js, the lazy SDK clients in node_modules beside it, and the .wasm files only for the rewrite and the commit (which rebases deletes); no node_modules above them', () => {
+  it('hold index.js, the lazy SDK clients in node_modules beside it, the .wasm files only for the rewrite and the commit (which rebases deletes), the rewrite\'s decode worker; no node_modules above them', () => {
     expect(WASM_STEPS).toEqual(['rewrite', 'commit']);
     for (const step of STEPS) {
       const dir = assetDir(step);
       const readsWasm = WASM_STEPS.includes(step);
       const wasm = readsWasm ? ['index.wasm', 'parquet_wasm_bg.wasm'] : [];
-      expect(readdirSync(dir).sort()).toEqual(['index.js', 'index.js.map', ...wasm, 'node_modules'].sort());
+      const workers = WORKER_BUNDLES.filter((w) => w.step === step).map((w) => w.fileName);
+      expect(readdirSync(dir).sort()).toEqual(['index.js', 'index.js.map', ...wasm, ...workers, 'node_modules'].sort());
       expect(readdirSync(join(dir, 'node_modules'), { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => relative(dir, join(e.parentPath, e.name))).sort()).toEqual(
         LAZY_MODULES.map(lazyModuleFile).sort(),
       );

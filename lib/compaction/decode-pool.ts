@@ -1,0 +1,301 @@
+/**
+ * Decoding a group's inputs on worker threads (issue 11, "parallel inside one worker"): a Lambda
+ * of 10,240 MB has 6 vCPUs, and the rewriter alone uses one. Each worker of the pool has its own
+ * parquet-wasm instance; it opens an input, applies its deletes (readTaskBatches, with a delete
+ * file cache of its own), hashes the live rows for the proof and sends each batch to this thread,
+ * its buffers transferred (batch-transfer.ts). Batches come out here in input order, so the
+ * outputs, the map and the proof are the same bytes as when this thread decodes.
+ *
+ * Storage stays on this thread: a worker's reads come here as messages and go to the FileIO the
+ * rewriter was given (read-ahead, retries, vended credentials and test faults included); only the
+ * bytes cross. Memory: each worker sends at most `windowBytes` of batches ahead of what this
+ * thread has taken, plus one decoded row group inside its wasm. Errors thrown in a worker arrive
+ * as the same class with the same message and path (lib/errors.ts errorToJson); a worker that
+ * dies fails the read. `close` terminates every worker, whatever happened.
+ */
+import { Worker } from 'node:worker_threads';
+import { availableParallelism } from 'node:os';
+import { errorFromJson, errorToJson, IllegalStateError, InvalidArgumentError, type ErrorJson } from '../errors.js';
+import type { FileIO } from '../io/file-io.js';
+import type { TableMetadata } from '../iceberg/table-metadata.js';
+import type { Runs } from '../parquet/batches.js';
+import { readAheadRange } from '../parquet/footer.js';
+import { unpackBatch, type TransferredBatch } from '../parquet/batch-transfer.js';
+import type { LiveBatch } from '../table/scan.js';
+import type { GroupInput } from './messages.js';
+
+/** Table property: decode workers per group rewrite (0: decode on the rewriter's own thread). */
+export const DECODE_WORKERS_PROPERTY = 'packice.rewrite.decode-workers';
+/** At most this many by default: a 10,240 MB Lambda has 6 vCPUs, one of them the rewriter's own thread. */
+export const MAX_DEFAULT_DECODE_WORKERS = 5;
+/** Below this many bytes to decode, the default is no pool: starting workers costs more than it saves. */
+export const MIN_POOL_DECODE_BYTES = 8 * 1024 * 1024;
+/** Batches a worker may have sent and this thread not yet taken, in bytes (default). */
+export const DEFAULT_WINDOW_BYTES = 32 * 1024 * 1024;
+/** Memory per vCPU on Lambda (its documented 1,769 MB = one vCPU). */
+const LAMBDA_MB_PER_VCPU = 1769;
+
+/** What a worker is started with. */
+export interface DecodeWorkerData {
+  readonly module: string;
+  readonly metadata: TableMetadata;
+  readonly mode: 'major' | 'minor';
+  readonly lineage: boolean;
+  readonly batchSize: number;
+  readonly windowBytes: number;
+}
+
+/** Messages to a worker. */
+export type ToDecodeWorker =
+  | { readonly type: 'task'; readonly seq: number; readonly input: GroupInput; readonly preload?: Preload }
+  | { readonly type: 'ack'; readonly bytes: number }
+  | { readonly type: 'io'; readonly id: number; readonly bytes?: Uint8Array; readonly info?: unknown; readonly error?: ErrorJson };
+
+/** Messages from a worker. */
+export type FromDecodeWorker =
+  | {
+      readonly type: 'batch';
+      readonly seq: number;
+      readonly batch: TransferredBatch;
+      readonly runs: { readonly count: number; readonly rows: number };
+      readonly hash: readonly [number, number, number];
+      /** The input's last batch (sent one behind, so that most inputs need no 'done'). */
+      readonly last: boolean;
+    }
+  | { readonly type: 'done'; readonly seq: number }
+  | { readonly type: 'error'; readonly seq: number; readonly error: ErrorJson }
+  | { readonly type: 'io'; readonly id: number; readonly op: 'read' | 'readRange' | 'stat' | 'exists'; readonly path: string; readonly start?: number; readonly end?: number };
+
+/** Bytes [start, start + bytes.length) of the input, read here before the task is sent: all of a file up to 1 MiB, else its footer read. */
+export interface Preload {
+  readonly start: number;
+  readonly bytes: Uint8Array<ArrayBuffer>;
+}
+
+/** A batch of live rows decoded by a worker, with its rows' proof hash already summed: [high, low, rows]. */
+export interface DecodedBatch extends LiveBatch {
+  readonly hash: readonly [number, number, number];
+}
+
+export interface DecodePoolOptions {
+  readonly mode: 'major' | 'minor';
+  readonly lineage: boolean;
+  readonly batchSize: number;
+  /** Bytes of batches each worker may send ahead (default 32 MiB). */
+  readonly windowBytes?: number;
+}
+
+/**
+ * Decode workers for one group: `explicit` (an option, else the table property) when given, else
+ * one fewer than the vCPUs (on Lambda: its memory ÷ 1,769 MB, rounded), at most 5, and none for
+ * less than 8 MiB to decode. Never more than the inputs to decode.
+ */
+export function decodeWorkerCount(explicit: number | undefined, metadata: TableMetadata, inputs: number, decodeBytes: number): number {
+  const property = metadata.properties[DECODE_WORKERS_PROPERTY];
+  const asked = explicit ?? (property !== undefined ? Number(property) : undefined);
+  if (asked !== undefined) {
+    if (!Number.isSafeInteger(asked) || asked < 0) {
+      throw new InvalidArgumentError(`decode workers must be a whole number >= 0, got ${explicit ?? JSON.stringify(property)}`, { path: metadata.location });
+    }
+    return Math.min(asked, inputs);
+  }
+  if (decodeBytes < MIN_POOL_DECODE_BYTES) return 0;
+  let cpus = availableParallelism();
+  const lambdaMb = Number(process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE);
+  if (Number.isFinite(lambdaMb) && lambdaMb > 0) cpus = Math.min(cpus, Math.max(1, Math.round(lambdaMb / LAMBDA_MB_PER_VCPU)));
+  return Math.max(0, Math.min(cpus - 1, MAX_DEFAULT_DECODE_WORKERS, inputs));
+}
+
+/** Where the worker starts: through the tsx loader from the sources, else decode-worker.js beside this module (dist/lib, or index.js in a Lambda bundle). */
+function workerStart(): { readonly url: URL; readonly module: string } {
+  const here = import.meta.url;
+  if (here.endsWith('.ts')) return { url: new URL('../worker-entry.mjs', here), module: new URL('./decode-worker.ts', here).href };
+  const url = new URL('./decode-worker.js', here);
+  return { url, module: url.href };
+}
+
+interface Slot {
+  readonly worker: PoolWorker;
+  readonly batches: Extract<FromDecodeWorker, { type: 'batch' }>[];
+  done: boolean;
+  error?: Error;
+}
+
+interface PoolWorker {
+  readonly thread: Worker;
+  /** Tasks sent and not finished: two, so that a worker never waits for its next file's bytes. */
+  tasks: number;
+  /** Bytes of its batches taken here and not yet acknowledged. */
+  taken: number;
+  /** The last task sent (tasks go out in order). */
+  sending: Promise<void>;
+}
+
+const TASKS_PER_WORKER = 2;
+
+export class DecodePool {
+  private readonly workers: PoolWorker[] = [];
+  private readonly slots = new Map<number, Slot>();
+  private inputs: readonly GroupInput[] = [];
+  private nextSeq = 0;
+  private failure: Error | undefined;
+  private closed = false;
+  private wake: (() => void) | undefined;
+  /** Taken bytes are acknowledged in steps of this many (a quarter of the window), and before every wait. */
+  private ackBytes = 1;
+  private exited = 0;
+
+  private constructor(private readonly io: FileIO) {}
+
+  /** Starts `count` workers (at least one). */
+  static start(count: number, io: FileIO, metadata: TableMetadata, options: DecodePoolOptions): DecodePool {
+    if (!Number.isSafeInteger(count) || count < 1) throw new InvalidArgumentError(`a decode pool needs at least one worker, got ${count}`);
+    const pool = new DecodePool(io);
+    const { url, module } = workerStart();
+    const workerData: DecodeWorkerData = {
+      module, metadata, mode: options.mode, lineage: options.lineage, batchSize: options.batchSize,
+      windowBytes: options.windowBytes ?? DEFAULT_WINDOW_BYTES,
+    };
+    pool.ackBytes = Math.max(1, Math.floor(workerData.windowBytes / 4));
+    for (let i = 0; i < count; i++) {
+      const thread = new Worker(url, { workerData });
+      const w: PoolWorker = { thread, tasks: 0, taken: 0, sending: Promise.resolve() };
+      thread.on('message', (m: FromDecodeWorker) => pool.onMessage(w, m));
+      thread.on('error', (e) => pool.fail(e));
+      thread.on('exit', (code) => {
+        pool.exited++;
+        if (!pool.closed) pool.fail(new IllegalStateError(`a decode worker stopped (exit code ${code})`));
+      });
+      pool.workers.push(w);
+    }
+    return pool;
+  }
+
+  /** The live batches of `inputs`, in their order, each input's in file order. One call per pool. */
+  async *batches(inputs: readonly GroupInput[]): AsyncIterable<{ readonly index: number; readonly live: DecodedBatch }> {
+    if (this.inputs.length > 0 || this.nextSeq > 0) throw new IllegalStateError('a decode pool reads one list of inputs');
+    this.inputs = inputs;
+    for (const w of this.workers) this.assign(w);
+    for (let seq = 0; seq < inputs.length; seq++) {
+      for (;;) {
+        if (this.failure) throw this.failure;
+        if (this.closed) throw new IllegalStateError('the decode pool is closed');
+        const slot = this.slots.get(seq);
+        const m = slot?.batches.shift();
+        if (slot && m) {
+          const { batch, extras } = unpackBatch(m.batch);
+          const [starts, lengths] = extras as Int32Array[];
+          const runs: Runs = { starts, lengths, count: m.runs.count, rows: m.runs.rows };
+          yield { index: seq, live: { batch, runs, hash: m.hash } };
+          // Taken: the worker may send as much again.
+          slot.worker.taken += m.batch.buffer.byteLength;
+          if (slot.worker.taken >= this.ackBytes) this.ack(slot.worker);
+          continue;
+        }
+        if (slot?.error) throw slot.error;
+        if (slot?.done) {
+          this.slots.delete(seq);
+          break;
+        }
+        // A worker waiting for its window must hear of everything taken before this thread waits too.
+        for (const w of this.workers) this.ack(w);
+        await new Promise<void>((resolve) => (this.wake = resolve));
+      }
+    }
+  }
+
+  /** Workers started and not yet stopped (tests). */
+  get liveWorkers(): number {
+    return this.workers.length - this.exited;
+  }
+
+  /** Terminates every worker; safe to call more than once, and after a failure. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.notify();
+    await Promise.all(this.workers.map((w) => w.thread.terminate().catch(() => undefined)));
+  }
+
+  private ack(w: PoolWorker): void {
+    if (w.taken === 0 || this.closed) return;
+    w.thread.postMessage({ type: 'ack', bytes: w.taken } satisfies ToDecodeWorker);
+    w.taken = 0;
+  }
+
+  /** Sends `w` the next inputs, each with the bytes its first read asks for (read here, through the rewriter's FileIO). */
+  private assign(w: PoolWorker): void {
+    while (!this.closed && w.tasks < TASKS_PER_WORKER && this.nextSeq < this.inputs.length) {
+      const seq = this.nextSeq++;
+      const input = this.inputs[seq];
+      w.tasks++;
+      this.slots.set(seq, { worker: w, batches: [], done: false });
+      const preloaded = this.preload(input);
+      // Sent in input order whichever read ends first: a worker must not start a later input first.
+      w.sending = w.sending.then(async () => {
+        const preload = await preloaded;
+        if (this.closed) return;
+        w.thread.postMessage({ type: 'task', seq, input, ...(preload ? { preload } : {}) } satisfies ToDecodeWorker, preload ? [preload.bytes.buffer] : []);
+      });
+    }
+  }
+
+  /** The input's first read, or nothing when it fails: the worker then reads it through this thread and meets the error itself. */
+  private async preload(input: GroupInput): Promise<Preload | undefined> {
+    const { start, end } = readAheadRange(input.file.filePath, Number(input.file.fileSizeInBytes));
+    try {
+      const got = await this.io.readRange(input.file.filePath, start, end);
+      return { start, bytes: new Uint8Array(got) };
+    } catch {
+      return undefined;
+    }
+  }
+
+  private onMessage(w: PoolWorker, m: FromDecodeWorker): void {
+    if (this.closed) return;
+    if (m.type === 'io') {
+      void this.serve(w, m);
+      return;
+    }
+    const slot = this.slots.get(m.seq);
+    if (!slot) return;
+    if (m.type === 'batch') slot.batches.push(m);
+    else if (m.type === 'error') slot.error = errorFromJson(m.error);
+    if (m.type !== 'batch' || m.last) {
+      slot.done = true;
+      w.tasks--;
+      this.assign(w);
+    }
+    this.notify();
+  }
+
+  /** A worker's read, done here; the bytes are copied into a buffer of their own and transferred. */
+  private async serve(w: PoolWorker, m: Extract<FromDecodeWorker, { type: 'io' }>): Promise<void> {
+    let reply: ToDecodeWorker;
+    const transfer: ArrayBuffer[] = [];
+    try {
+      if (m.op === 'stat') reply = { type: 'io', id: m.id, info: await this.io.stat(m.path) };
+      else if (m.op === 'exists') reply = { type: 'io', id: m.id, info: await this.io.exists(m.path) };
+      else {
+        const got = m.op === 'read' ? await this.io.read(m.path) : await this.io.readRange(m.path, m.start!, m.end!);
+        const bytes = got.slice();
+        transfer.push(bytes.buffer);
+        reply = { type: 'io', id: m.id, bytes };
+      }
+    } catch (e) {
+      reply = { type: 'io', id: m.id, error: errorToJson(e) };
+    }
+    if (!this.closed) w.thread.postMessage(reply, transfer);
+  }
+
+  private fail(e: Error): void {
+    if (this.closed) return;
+    this.failure ??= e;
+    this.notify();
+  }
+
+  private notify(): void {
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
+  }
+}

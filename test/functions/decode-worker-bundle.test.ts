@@ -1,0 +1,80 @@
+/**
+ * The rewrite's decode workers from a Lambda bundle: the rewrite function and its worker bundled
+ * as the construct and `npm run build` bundle them (ESBUILD_OPTIONS, WORKER_BUNDLES), copied
+ * alone into an empty folder, and run in a bare `node` on a table whose property asks for two
+ * decode workers. The workers start from `decode-worker.js` beside `index.js` and the result
+ * equals the rewrite's on this thread.
+ */
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { buildSync } from 'esbuild';
+import { describe, expect, it } from 'vitest';
+import { ESBUILD_OPTIONS, WASM_FILES, WORKER_BUNDLES } from '../../cdk/iceberg-maintenance.js';
+import { DECODE_WORKERS_PROPERTY } from '../../lib/compaction/decode-pool.js';
+import type { GroupResult } from '../../lib/compaction/messages.js';
+import { planCompaction } from '../../lib/compaction/planner.js';
+import { rewriteGroup } from '../../lib/compaction/rewriter.js';
+import { LocalFileIO } from '../../lib/io/local.js';
+import { rewriteRequestOf } from '../../lib/pipeline/rewrite-request.js';
+import { createNewTable } from '../../lib/table/operations.js';
+import { REPO_ROOT, tempDir } from '../support/fixtures.js';
+import { fillSmallTable, SMALL_TABLE_SPEC } from '../support/small-table.js';
+
+const io = new LocalFileIO();
+const require = createRequire(import.meta.url);
+
+describe('the rewrite bundle', () => {
+  it('starts its decode workers from decode-worker.js beside index.js, and rewrites as this thread does', async () => {
+    const dir = join(tempDir('packice-worker-bundle-'), 'function');
+    const common = { ...ESBUILD_OPTIONS, bundle: true, logLevel: 'warning', sourcemap: false } as const;
+    buildSync({ ...common, entryPoints: [join(REPO_ROOT, 'functions', 'rewrite.ts')], outfile: join(dir, 'index.js') });
+    const workers = WORKER_BUNDLES.filter((w) => w.step === 'rewrite');
+    expect(workers.map((w) => w.fileName)).toEqual(['decode-worker.js']);
+    for (const w of workers) buildSync({ ...common, entryPoints: [join(REPO_ROOT, w.entry)], outfile: join(dir, w.fileName) });
+    for (const w of WASM_FILES) copyFileSync(require.resolve(w.module), join(dir, w.fileName));
+
+    const location = join(tempDir(), 'bundle-workers');
+    const t = await fillSmallTable(await createNewTable(io, location, { formatVersion: 2, ...SMALL_TABLE_SPEC, properties: { [DECODE_WORKERS_PROPERTY]: '2' } }));
+    const plan = await planCompaction(io, t.metadata, { table: { location }, policy: { minInputFiles: 2 } });
+    expect(plan.groups.length).toBe(2);
+    const events = plan.groups.map((g) => JSON.parse(JSON.stringify(rewriteRequestOf(plan, g.id))) as unknown);
+
+    const script = `
+      const threads = require('node:worker_threads');
+      const started = [];
+      const Worker = threads.Worker;
+      threads.Worker = class extends Worker {
+        constructor(file, options) {
+          started.push(require('path').basename(String(file)));
+          super(file, options);
+        }
+      };
+      const { handler } = require('./index.js');
+      const events = JSON.parse(require('fs').readFileSync(0, 'utf8'));
+      (async () => {
+        const results = [];
+        for (const e of events) results.push(await handler(e, { awsRequestId: 'bundle-test' }));
+        require('fs').writeFileSync(1, '\\n' + JSON.stringify({ started, results }) + '\\n');
+      })().catch((e) => { console.error(e); process.exit(1); });`;
+    const run = spawnSync(process.execPath, ['-e', script], {
+      cwd: dir,
+      input: JSON.stringify(events),
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '', AWS_REGION: 'us-east-1' },
+      timeout: 120_000,
+    });
+    expect(run.status, run.stderr).toBe(0);
+    const last = run.stdout.trim().split('\n').pop()!;
+    const { started, results } = JSON.parse(last) as { started: string[]; results: GroupResult[] };
+    // Two workers per group, each from the worker bundle.
+    expect(started).toEqual(Array.from({ length: 4 }, () => 'decode-worker.js'));
+
+    for (const [i, g] of plan.groups.entries()) {
+      const here = await rewriteGroup(io, t.metadata, plan, g, { decodeWorkers: 0 });
+      expect(results[i].checksums).toEqual(here.checksums);
+      expect(results[i].outputs.map((o) => readFileSync(o.filePath).equals(readFileSync(here.outputs[0].filePath)))).toEqual([true]);
+    }
+  });
+});
