@@ -139,9 +139,9 @@ function report(
     const outBytes = Number(last.bytesOut);
     const rowGroupsOut = Number(last.rowGroupsOut);
     const outputs = Number(last.outputs);
-    // Each input: the footer's tail, the leading magic, one range read per row group (one here); the
-    // proof: the same per output (its row groups one read each).
-    const getsPerGb = filesPerGb * 3 + ((outputs * 2 + rowGroupsOut) * GB) / bytesIn;
+    // Each input: the footer's tail and one range read per row group (one here; the first one also
+    // holds the leading magic); the proof: the same per output. bench/cost-per-gb.ts counts them on S3.
+    const getsPerGb = filesPerGb * 2 + ((outputs + rowGroupsOut) * GB) / bytesIn;
     const workload = { mbPerCpuS, filesPerGb, getsPerGb, outBytesPerGb: (outBytes / bytesIn) * GB };
     costs.push([`${path}, 1,769 MB (1 vCPU)`, lambdaCostPerGb(workload, 1769, 1)], [`${path}, 10,240 MB (6 vCPU), one worker`, lambdaCostPerGb(workload, 10240, 6)]);
     summary[path] = { cpuS: rs.map((x) => +x.r.cpuS[0].toFixed(2)), loads: rs.map((x) => x.load), medianCpuS: +cpu.toFixed(2), mbPerCpuS: +mbPerCpuS.toFixed(2), rssMiB: Math.max(...rs.map((x) => Math.round(x.r.maxRssKiB / 1024))), outputs, rowGroupsOut, outBytes, read: reads[path] };

@@ -3,13 +3,18 @@
  * Amazon S3 Tables' compaction price for the same files. Prices: lib/pipeline/prices.ts (us-east-1).
  * Nothing here is imported by lib/ or by the tests.
  */
+import { POLICY_DEFAULTS } from '../lib/compaction/policy.js';
+import { DEFAULT_PART_SIZE } from '../lib/io/s3.js';
 import { REGION_PRICES, S3_REQUESTS, S3_TABLES_COMPACTION } from '../lib/pipeline/prices.js';
 
 const GB = 1e9;
 const MB = 1e6;
 const PRICES = REGION_PRICES['us-east-1'];
-/** Step Functions transitions per group (plan, map iteration, rewrite, commit, their retries and choices), one group per GB. */
-export const TRANSITIONS_PER_GB = 15;
+/**
+ * Step Functions transitions per GB (lib/pipeline/report-step.ts counts them): one per group of
+ * maxGroupBytes (700 MiB), six per run (runs of 1 TB). It was 15 (a guess) before.
+ */
+export const TRANSITIONS_PER_GB = transitionsPerGb(POLICY_DEFAULTS.maxGroupBytes);
 
 export interface RateWorkload {
   /** Input MB rewritten per CPU-second (measured). */
@@ -18,7 +23,7 @@ export interface RateWorkload {
   readonly filesPerGb: number;
   /** S3 GET requests per GB of input: reading the inputs and the proof's re-read of the outputs. */
   readonly getsPerGb: number;
-  /** Output bytes per GB of input (multipart PUTs of 8 MiB parts, + create/complete). */
+  /** Output bytes per GB of input (multipart PUTs of S3FileIO's parts, 32 MiB, + create/complete). */
   readonly outBytesPerGb: number;
 }
 
@@ -40,7 +45,7 @@ export function lambdaCostPerGb(w: RateWorkload, memoryMb: number, vcpus: number
   const wallS = cpuSPerGb / speedup;
   const compute = wallS * (memoryMb / 1024) * PRICES.lambdaGbSecondUsd + PRICES.lambdaRequestUsd;
   const gets = w.getsPerGb * S3_REQUESTS.getUsd;
-  const putsPerGb = Math.ceil(w.outBytesPerGb / (8 * 2 ** 20)) + 2;
+  const putsPerGb = Math.ceil(w.outBytesPerGb / DEFAULT_PART_SIZE) + 2;
   const puts = putsPerGb * S3_REQUESTS.putUsd;
   const sfn = TRANSITIONS_PER_GB * PRICES.stateTransitionUsd;
   return {
@@ -63,4 +68,98 @@ export function costRows(rows: readonly (readonly [string, LambdaCost])[], files
     ...rows.map(([label, c]) =>
       `| ${label} | ${c.cpuSPerGb} CPU-s, ${c.wallSPerGb} s | ${usd(c.compute)} | ${usd(c.gets)} | ${usd(c.puts)} | ${usd(c.sfn)} | **${usd(c.total)}** | ${usd(s3)} | ${(c.total / s3).toFixed(2)}× |`),
   ];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Billed duration: CPU time plus the S3 time the code does not overlap with it (issue 11, must-show 4)
+
+/**
+ * One S3 connection as the duration model sees it. Sources: Amazon S3 performance guidelines
+ * ("Horizontal scaling of storage connections": one concurrent request per 85-90 MB/s of desired
+ * throughput, https://docs.aws.amazon.com/AmazonS3/latest/userguide/optimizing-performance-guidelines.html)
+ * and S3 Express One Zone's page ("single-digit millisecond first-byte latency, up to 10x faster
+ * than S3 Standard": tens of ms for S3 Standard,
+ * https://docs.aws.amazon.com/AmazonS3/latest/userguide/s3-express-performance.html).
+ */
+export interface S3Link {
+  readonly mbPerS: number;
+  readonly firstByteMs: number;
+}
+export const S3_LINK: S3Link = { mbPerS: 85, firstByteMs: 30 };
+
+/** A request the FileIO really sent in the run (S3RequestCounter's log), by what it was for. */
+export interface RequestTrace {
+  /** Bytes of each input's first GET (the footer read, or a small file whole). */
+  readonly inputFirst: readonly number[];
+  /** Bytes of every later GET of an input (row groups). */
+  readonly inputLater: readonly number[];
+  /** Bytes of every GET of an output (the proof's re-read). */
+  readonly outputGets: readonly number[];
+  /** Per output file: bytes of its PutObject or of each UploadPart, in order, and its multipart create/complete count. */
+  readonly outputs: readonly { readonly parts: readonly number[]; readonly steps: number }[];
+}
+
+export type RewritePath = 'decode' | 'copy';
+
+/** Concurrency the code keeps (lib/io/read-ahead.ts, lib/compaction/chunk-copy.ts FOOTER_READS, S3FileIO queueSize). */
+const READ_AHEAD_FILES = 16;
+const FOOTER_READS = 8;
+const PARTS_IN_FLIGHT = 4;
+
+/**
+ * Seconds a run waits on S3 beyond its CPU time, from the requests it sent: each takes first-byte
+ * latency + bytes / throughput on its connection, overlapped as the code overlaps them.
+ * - decode: inputs' first reads are read ahead (16 at once) behind the decoding CPU, only what
+ *   passes the CPU time waits; later reads of an input (row groups past the tail) wait whole;
+ *   an output's parts upload while it is encoded, its last part and the multipart steps wait;
+ * - copy: footers are read 8 at once before the copy; the row groups are read one ahead while
+ *   the previous one uploads (4 parts in flight), so the longer of reading and uploading waits;
+ * - both: the proof re-reads the outputs one request at a time.
+ */
+export function s3WaitSeconds(trace: RequestTrace, path: RewritePath, cpuS: number, link: S3Link = S3_LINK): number {
+  const t = (bytes: number): number => link.firstByteMs / 1000 + bytes / (link.mbPerS * MB);
+  const sum = (xs: readonly number[]): number => xs.reduce((n, b) => n + t(b), 0);
+  const steps = trace.outputs.reduce((n, o) => n + o.steps, 0) * t(0);
+  const proof = sum(trace.outputGets);
+  if (path === 'decode') {
+    const ahead = Math.max(0, sum(trace.inputFirst) / READ_AHEAD_FILES - cpuS);
+    const lastParts = trace.outputs.reduce((n, o) => n + (o.parts.length > 0 ? t(o.parts[o.parts.length - 1]) : 0), 0);
+    return ahead + sum(trace.inputLater) + lastParts + steps + proof;
+  }
+  const uploads = trace.outputs.reduce((n, o) => n + sum(o.parts), 0) / PARTS_IN_FLIGHT;
+  return sum(trace.inputFirst) / FOOTER_READS + Math.max(sum(trace.inputLater), uploads) + steps + proof;
+}
+
+/** Step Functions transitions per GB: one per group (the Map's rewrite), six per run (plan, choice, map, commit, report, succeed) over `runBytes`. */
+export function transitionsPerGb(groupBytes: number, runBytes = 1e12): number {
+  return GB / groupBytes + (6 * GB) / runBytes;
+}
+
+export interface MeasuredWorkload {
+  /** Input bytes and files of the measured run. */
+  readonly bytesIn: number;
+  readonly filesIn: number;
+  readonly cpuS: number;
+  /** S3 wait of the run (s3WaitSeconds). */
+  readonly waitS: number;
+  /** GET and PUT requests the run sent (S3RequestCounter). */
+  readonly gets: number;
+  readonly puts: number;
+  /** Bytes per group in production (the group the run rewrote may be smaller). */
+  readonly groupBytes: number;
+}
+
+/** Cost per GB of a measured run, billed by CPU time only (`billWait` false) or by duration (CPU + S3 wait). */
+export function measuredCostPerGb(w: MeasuredWorkload, memoryMb: number, vcpus: number, billWait: boolean): LambdaCost {
+  const perGb = GB / w.bytesIn;
+  const cpuSPerGb = w.cpuS * perGb;
+  const wallS = (w.cpuS + (billWait ? w.waitS : 0)) * perGb;
+  const groupsPerGb = GB / w.groupBytes;
+  const compute = wallS * (memoryMb / 1024) * PRICES.lambdaGbSecondUsd + groupsPerGb * PRICES.lambdaRequestUsd;
+  const gets = w.gets * perGb * S3_REQUESTS.getUsd;
+  const puts = w.puts * perGb * S3_REQUESTS.putUsd;
+  const sfn = transitionsPerGb(w.groupBytes) * PRICES.stateTransitionUsd;
+  return {
+    memoryMb, vcpus, cpuSPerGb: +cpuSPerGb.toFixed(1), wallSPerGb: +wallS.toFixed(1), compute, gets, puts, sfn, total: compute + gets + puts + sfn,
+  };
 }

@@ -230,7 +230,7 @@ export class ChunkCopy {
   /** Re-reads every copied output from storage into `checkOut`: row counts and chunk digests. */
   async prove(checkOut: RowSetChecksum): Promise<void> {
     for (const f of this.written) {
-      for (const rg of await rowGroupDigests(this.io, f.path)) checkOut.addDigest(rg.digest[0], rg.digest[1], rg.rows);
+      for (const rg of await rowGroupDigests(this.io, f.path, f.fileSizeInBytes)) checkOut.addDigest(rg.digest[0], rg.digest[1], rg.rows);
     }
   }
 

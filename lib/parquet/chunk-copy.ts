@@ -395,8 +395,9 @@ export async function writeCopiedFile(
  * The digests of a copied file's row groups, re-read from storage (footer, then one range read
  * per row group): what the proof compares with the sources' digests.
  */
-export async function rowGroupDigests(io: FileIO, path: string): Promise<{ readonly rows: number; readonly digest: Digest }[]> {
-  const input = io.newInputFile(path);
+export async function rowGroupDigests(io: FileIO, path: string, length?: number): Promise<{ readonly rows: number; readonly digest: Digest }[]> {
+  // The length written is known: no HEAD request for it.
+  const input = io.newInputFile(path, length);
   const read = await readFooter(input);
   const typed = readTypedStruct(read.footerBytes);
   const signature = schemaSignature(items(get(typed, 2)));

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AlreadyExistsError, InvalidFileError, IoError, NotFoundError, UnsupportedError } from '../../lib/errors.js';
 import type { FileInfo } from '../../lib/io/file-io.js';
 import { LocalFileIO, localPathOf } from '../../lib/io/local.js';
@@ -191,5 +191,51 @@ describe('LocalFileIO', () => {
     expect(text(await file.read(6, 10))).toBe('ghij');
     expect(await io.newInputFile(path, 3).length()).toBe(3);
     await expect(io.newInputFile(join(root, 'absent')).length()).rejects.toThrow(NotFoundError);
+  });
+
+  it('reads a file\'s ranges through one handle, opened again after its own write, a delete or close', async () => {
+    const local = new LocalFileIO();
+    const path = join(root, 'handle.bin');
+    await local.write(path, bytes('0123456789'));
+    const ranges = await Promise.all([[0, 2], [2, 5], [5, 10], [0, 10]].map(([s, e]) => local.readRange(path, s, e)));
+    expect(ranges.map(text)).toEqual(['01', '234', '56789', '0123456789']);
+    expect(text(await local.readRange(`file://${path}`, 8, 10))).toBe('89');
+    expect(local.handleStats()).toEqual({ opened: 1, open: 1 });
+    // Its own write replaces the file: the next read sees the new bytes through a new handle.
+    await local.write(path, bytes('abcdefghij'));
+    expect(local.handleStats().open).toBe(0);
+    expect(text(await local.readRange(path, 0, 3))).toBe('abc');
+    expect(local.handleStats()).toEqual({ opened: 2, open: 1 });
+    // A short read fails as before and keeps no handle.
+    await expect(local.readRange(path, 8, 12)).rejects.toThrow(InvalidFileError);
+    expect(local.handleStats().open).toBe(0);
+    expect(text(await local.readRange(path, 8, 10))).toBe('ij');
+    await local.deleteMany([path]);
+    expect(local.handleStats().open).toBe(0);
+    await expect(local.readRange(path, 0, 1)).rejects.toThrow(NotFoundError);
+    expect(local.handleStats().open).toBe(0);
+    await local.write(path, bytes('xyz'));
+    expect(text(await local.readRange(path, 0, 3))).toBe('xyz');
+    await local.close();
+    expect(local.handleStats().open).toBe(0);
+    expect(text(await local.readRange(path, 1, 3))).toBe('yz');
+    await local.close();
+  });
+
+  it('closes a handle once its reads stop (a timer that keeps no process alive), and holds 32 at most', async () => {
+    const local = new LocalFileIO();
+    const paths = Array.from({ length: 40 }, (_, k) => join(root, `many-${k}.bin`));
+    for (const p of paths) await writeFile(p, Buffer.from('data'));
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      for (const p of paths) expect(text(await local.readRange(p, 0, 4))).toBe('data');
+      expect(local.handleStats()).toEqual({ opened: 40, open: 32 });
+      expect(text(await local.readRange(paths[39], 1, 2))).toBe('a');
+      expect(local.handleStats()).toEqual({ opened: 40, open: 32 });
+      await vi.runAllTimersAsync();
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(local.handleStats().open).toBe(0);
   });
 });

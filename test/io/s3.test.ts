@@ -232,6 +232,7 @@ describe('multipart part size and request counts', () => {
   it('uploads in 32 MiB parts by default: a 33 MiB stream is 2 parts, billed as 4 PUTs', async () => {
     const s3 = new S3FileIO({ endpoint: testS3Endpoint() });
     const counter = new S3RequestCounter(s3.client);
+    const logged = new S3RequestCounter(s3.client, { log: true });
     try {
       const path = `s3://${bucket}/parts/default.bin`;
       await s3.write(path, stream(33));
@@ -245,6 +246,13 @@ describe('multipart part size and request counts', () => {
       await s3.stat(path);
       await s3.deleteMany([path]);
       expect(counter.counts()).toEqual({ get: 2, put: 0, free: 1, byCommand: { GetObjectCommand: 1, HeadObjectCommand: 1, DeleteObjectsCommand: 1 } });
+      // The log keeps bytes per request: each part's, and a range GET's.
+      const logs = logged.requests();
+      expect(logs.filter((r) => r.command === 'UploadPartCommand').map((r) => r.bytes).sort((a, b) => a - b)).toEqual([MIB, 32 * MIB]);
+      expect(logs.filter((r) => r.command !== 'UploadPartCommand').map((r) => [r.command, r.bytes])).toEqual([
+        ['CreateMultipartUploadCommand', 0], ['CompleteMultipartUploadCommand', 0], ['GetObjectCommand', 33 * MIB],
+        ['GetObjectCommand', 10], ['HeadObjectCommand', 0], ['DeleteObjectsCommand', 0],
+      ]);
     } finally {
       s3.client.destroy();
     }

@@ -1,0 +1,219 @@
+/**
+ * Issue 11, must-show 4: what a GB compacted costs on Lambda arm64, from the requests a rewrite
+ * really sends. Three tables are copied onto a moto S3 server on loopback and each one group is
+ * rewritten by `rewriteGroup` in a child process of its own, `rounds` times, interleaved:
+ *
+ * - small:   300 files × 2,000 rows (~34 KB each): every input decoded (row groups under the floor);
+ * - copy:    40 files × 300,000 rows (~3.9 MB, one row group each), no deletes: column-chunk copy;
+ * - deletes: the same 40 files with a position delete file on each (one row in 1,000 deleted): decoded.
+ *
+ * The child counts every S3 request its FileIO's client sends during `rewriteGroup` (lib/io/s3-requests.ts:
+ * attempts by command, with their bytes) and its CPU time. The cost per GB then prices the GETs and PUTs
+ * counted, Step Functions transitions per group, and Lambda duration two ways: CPU time only, and
+ * CPU time plus the S3 time the code does not overlap with it, modelled from the requests
+ * (bench/lambda-cost.ts s3WaitSeconds: 85 MB/s per connection, 30 ms first byte). moto's own
+ * time is not used: it answers from Python on the same 2 CPUs.
+ *
+ *   npx tsx bench/cost-per-gb.ts [rounds=3]
+ *   npx tsx bench/cost-per-gb.ts --report     (the last run's results again, from .cache/bench/cost-per-gb-runs.json)
+ *
+ * Tables are built once into .cache/bench/ (small-300, cc-40x4mb, cc-40x4mb-del). Prints
+ * JSON and Markdown; changes nothing outside .cache. Nothing here is imported by lib/ or the tests.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { loadTable } from '../lib/catalog/table.js';
+import { planCompaction } from '../lib/compaction/planner.js';
+import { POLICY_DEFAULTS } from '../lib/compaction/policy.js';
+import { rewriteGroup } from '../lib/compaction/rewriter.js';
+import { LazyS3FileIO, parseS3Location } from '../lib/io/index.js';
+import { S3RequestCounter } from '../lib/io/s3-requests.js';
+import { deleteRows } from '../lib/table/operations.js';
+import { relocateTable } from '../lib/table/relocate.js';
+import { createBucket, startMoto, TEST_AWS_ENV } from '../test/support/moto.js';
+import { buildDataTable } from './compaction-tables.js';
+import {
+  costRows, measuredCostPerGb, S3_LINK, s3TablesPerGb, s3WaitSeconds, type LambdaCost, type RequestTrace, type RewritePath,
+} from './lambda-cost.js';
+import { loadAverage, machine, median, nodeChildArgs, REPO_ROOT, type PhaseResult } from './report.js';
+
+const SCRIPT = fileURLToPath(import.meta.url);
+const CACHE = join(REPO_ROOT, '.cache', 'bench');
+const execFileAsync = promisify(execFile);
+/** Every run's result as it comes, for `--report` (a report again without running). */
+const RUNS_FILE = join(CACHE, 'cost-per-gb-runs.json');
+
+interface Workload {
+  readonly name: 'small' | 'copy' | 'deletes';
+  readonly label: string;
+  readonly path: RewritePath;
+  readonly local: string;
+}
+
+const WORKLOADS: readonly Workload[] = [
+  { name: 'small', label: '34 KB files (decode)', path: 'decode', local: join(CACHE, 'small-300') },
+  { name: 'copy', label: '3.9 MB files, no deletes (column-chunk copy)', path: 'copy', local: join(CACHE, 'cc-40x4mb') },
+  { name: 'deletes', label: '3.9 MB files with deletes (decode)', path: 'decode', local: join(CACHE, 'cc-40x4mb-del') },
+];
+
+async function buildTables(): Promise<void> {
+  const log = (s: string): void => console.error(s);
+  if (!existsSync(join(WORKLOADS[0].local, 'metadata'))) await buildDataTable(WORKLOADS[0].local, { files: 300, rowsPerFile: 2000, log });
+  if (!existsSync(join(WORKLOADS[1].local, 'metadata'))) await buildDataTable(WORKLOADS[1].local, { files: 40, rowsPerFile: 300_000, log });
+  if (!existsSync(join(WORKLOADS[2].local, 'metadata'))) {
+    await relocateTable(WORKLOADS[1].local, WORKLOADS[2].local, { concurrency: 8 });
+    const { deleted } = await deleteRows(await loadTable(WORKLOADS[2].local), (r) => (r.id as bigint) % 1000n === 7n);
+    log(`${WORKLOADS[2].local}: ${deleted} rows deleted`);
+  }
+}
+
+/** Child: one rewriteGroup of the table's one group on S3, its requests logged. */
+async function rewritePhase(location: string, endpoint: string): Promise<void> {
+  const table = await loadTable(location, { s3Endpoint: endpoint });
+  if (!(table.io instanceof LazyS3FileIO)) throw new Error(`${location}: not on S3`);
+  const plan = await planCompaction(table.io, table.metadata, { table: { location }, policy: { maxGroupBytes: 2 ** 40 } });
+  if (plan.groups.length !== 1) throw new Error(`${location}: expected one group, the plan has ${plan.groups.length}`);
+  const group = plan.groups[0];
+  const counter = new S3RequestCounter((await table.io.s3()).client, { log: true });
+  const t = performance.now();
+  const c0 = process.cpuUsage();
+  const result = await rewriteGroup(table.io, table.metadata, plan, group);
+  const c = process.cpuUsage(c0);
+  const wallS = (performance.now() - t) / 1000;
+  const counts = counter.counts();
+  const requests = counter.requests();
+  const key = (p: string): string => parseS3Location(p).key;
+  const inputs = new Set(group.inputs.map((i) => key(i.file.filePath)));
+  const outputs = new Set(result.outputs.map((o) => key(o.filePath)));
+  const seen = new Set<string>();
+  const trace: { inputFirst: number[]; inputLater: number[]; outputGets: number[]; outputs: { parts: number[]; steps: number }[] } = {
+    inputFirst: [], inputLater: [], outputGets: [], outputs: [],
+  };
+  const byOutput = new Map<string, { parts: number[]; steps: number }>();
+  for (const r of requests) {
+    if (r.command === 'GetObjectCommand' && inputs.has(r.key)) {
+      (seen.has(r.key) ? trace.inputLater : trace.inputFirst).push(r.bytes);
+      seen.add(r.key);
+    } else if (r.command === 'GetObjectCommand' && outputs.has(r.key)) {
+      trace.outputGets.push(r.bytes);
+    } else if (outputs.has(r.key) || r.key === (result.compactionMap ? key(result.compactionMap) : '')) {
+      let o = byOutput.get(r.key);
+      if (!o) byOutput.set(r.key, (o = { parts: [], steps: 0 }));
+      if (r.command === 'UploadPartCommand' || r.command === 'PutObjectCommand') o.parts.push(r.bytes);
+      else if (r.command !== 'HeadObjectCommand') o.steps++;
+    }
+  }
+  trace.outputs.push(...byOutput.values());
+  await table.io.deleteMany([...result.outputs.map((o) => o.filePath), ...(result.compactionMap ? [result.compactionMap] : [])]);
+  console.log(JSON.stringify({
+    wallS: [wallS], cpuS: [(c.user + c.system) / 1e6], maxRssKiB: process.resourceUsage().maxRSS,
+    info: {
+      filesIn: group.inputs.length,
+      bytesIn: group.inputs.reduce((n, i) => n + Number(i.file.fileSizeInBytes), 0),
+      outputs: result.outputs.length,
+      copied: result.outputs.filter((o) => o.filePath.includes('-copy-')).length,
+      bytesOut: result.outputs.reduce((n, o) => n + Number(o.fileSizeInBytes), 0),
+      rows: Number(result.checksums.rowsOut),
+      hashOut: result.checksums.hashOut,
+      gets: counts.get,
+      puts: counts.put,
+      byCommand: JSON.stringify(counts.byCommand),
+      trace: JSON.stringify(trace),
+    },
+  } satisfies PhaseResult));
+}
+
+interface Run {
+  readonly r: PhaseResult;
+  readonly load: string;
+}
+
+async function main(): Promise<void> {
+  const rounds = Number(process.argv[2] ?? 3);
+  await buildTables();
+  Object.assign(process.env, TEST_AWS_ENV);
+  const loadBefore = loadAverage();
+  const moto = await startMoto();
+  const runs = new Map<string, Run[]>(WORKLOADS.map((w) => [w.name, []]));
+  try {
+    const bucket = `cost-${process.pid}`;
+    await createBucket(moto.endpoint, bucket);
+    for (const w of WORKLOADS) {
+      const t = performance.now();
+      await relocateTable(w.local, `s3://${bucket}/${w.name}`, { s3Endpoint: moto.endpoint, concurrency: 16 });
+      console.error(`${w.name}: copied to moto in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+    }
+    for (let k = 0; k < rounds; k++) {
+      for (const w of k % 2 === 0 ? WORKLOADS : [...WORKLOADS].reverse()) {
+        const load = loadAverage();
+        const [cmd, args] = nodeChildArgs(SCRIPT, ['--phase', `s3://${bucket}/${w.name}`, moto.endpoint]);
+        // Not spawnSync: this process must keep draining moto's output while the child runs.
+        const child = await execFileAsync(cmd, args, { cwd: REPO_ROOT, maxBuffer: 256 * 2 ** 20 }).catch((e: unknown) => {
+          throw new Error(`${w.name} rewrite failed: ${String(e)}`);
+        });
+        const r = JSON.parse(child.stdout.trim().split('\n').pop() ?? '') as PhaseResult;
+        runs.get(w.name)!.push({ r, load });
+        writeFileSync(RUNS_FILE, JSON.stringify({ loadBefore, runs: Object.fromEntries(runs) }));
+        console.error(`round ${k + 1} ${w.name}: ${r.cpuS[0].toFixed(2)} CPU-s, ${r.wallS[0].toFixed(2)} s wall, ${r.info?.gets} GETs, ${r.info?.puts} PUTs ${r.info?.byCommand} (load ${load})`);
+      }
+    }
+  } finally {
+    await moto.stop();
+  }
+  report(runs, loadBefore, loadAverage());
+}
+
+function report(runs: Map<string, Run[]>, loadBefore: string, loadAfter: string): void {
+  const m = machine();
+  const lines: string[] = [
+    `Machine: ${m.cpu}, ${m.nproc} CPUs, Node ${process.version}; load average (1/5/15 min) ${loadBefore} before, ${loadAfter} after.`,
+    `S3 link modelled: ${S3_LINK.mbPerS} MB/s per connection, ${S3_LINK.firstByteMs} ms first byte; production groups of ${POLICY_DEFAULTS.maxGroupBytes / 2 ** 20} MiB (maxGroupBytes), runs of 1 TB.`,
+    '',
+    '| workload | CPU-s per round (load, 1 min) | median CPU-s | S3 wait, s (model) | GETs | PUTs | requests by command | outputs | peak RSS |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+  ];
+  const summary: Record<string, unknown> = {};
+  const tables: string[] = [];
+  for (const w of WORKLOADS) {
+    const rs = runs.get(w.name)!;
+    const cpuS = median(rs.map((x) => x.r.cpuS[0]));
+    const mid = rs.find((x) => x.r.cpuS[0] === cpuS) ?? rs[0];
+    const info = mid.r.info!;
+    const trace = JSON.parse(String(info.trace)) as RequestTrace;
+    const waitS = s3WaitSeconds(trace, w.path, cpuS);
+    const bytesIn = Number(info.bytesIn);
+    const filesIn = Number(info.filesIn);
+    const measured = {
+      bytesIn, filesIn, cpuS, waitS, gets: Number(info.gets), puts: Number(info.puts),
+      groupBytes: POLICY_DEFAULTS.maxGroupBytes,
+    };
+    const rss = Math.max(...rs.map((x) => Math.round(x.r.maxRssKiB / 1024)));
+    lines.push(`| ${w.label} | ${rs.map((x) => `${x.r.cpuS[0].toFixed(2)} (${x.load.split(' ')[0]})`).join(', ')} | **${cpuS.toFixed(2)}** | ${waitS.toFixed(2)} | ${info.gets} | ${info.puts} | ${String(info.byCommand).replace(/Command/g, '').replace(/[{}"]/g, '').replace(/,/g, ', ')} | ${info.outputs} | ${rss} MiB |`);
+    const filesPerGb = (filesIn * 1e9) / bytesIn;
+    const rows: [string, LambdaCost][] = [
+      [`${w.label}, 1,769 MB, CPU only`, measuredCostPerGb(measured, 1769, 1, false)],
+      [`${w.label}, 1,769 MB, CPU + S3 wait`, measuredCostPerGb(measured, 1769, 1, true)],
+      [`${w.label}, 10,240 MB, CPU only`, measuredCostPerGb(measured, 10240, 6, false)],
+      [`${w.label}, 10,240 MB, CPU + S3 wait`, measuredCostPerGb(measured, 10240, 6, true)],
+    ];
+    tables.push('', `${w.label}: ${filesIn} files, ${bytesIn.toLocaleString('en-US')} B in, ${Math.round(filesPerGb).toLocaleString('en-US')} files per GB, S3 Tables $${s3TablesPerGb(filesPerGb).toFixed(4)} per GB`, '', ...costRows(rows, filesPerGb));
+    summary[w.name] = { cpuS: rs.map((x) => +x.r.cpuS[0].toFixed(2)), loads: rs.map((x) => x.load), medianCpuS: cpuS, waitS: +waitS.toFixed(2), info, rows: Object.fromEntries(rows.map(([l, c]) => [l, +c.total.toFixed(5)])) };
+    const hashes = new Set(rs.map((x) => x.r.info?.hashOut));
+    if (hashes.size !== 1) throw new Error(`${w.name}: the rounds disagree on the output rows`);
+  }
+  console.log(JSON.stringify(summary, null, 2));
+  console.log([...lines, ...tables].join('\n'));
+}
+
+if (process.argv[2] === '--phase') {
+  await rewritePhase(process.argv[3], process.argv[4]);
+} else if (process.argv[2] === '--report') {
+  const saved = JSON.parse(readFileSync(RUNS_FILE, 'utf8')) as { loadBefore: string; runs: Record<string, Run[]> };
+  report(new Map(Object.entries(saved.runs)), saved.loadBefore, loadAverage());
+} else {
+  await main();
+}
