@@ -235,7 +235,7 @@ export class DecodePool {
         const preload = await preloaded;
         if (this.closed) return;
         w.thread.postMessage({ type: 'task', seq, input, ...(preload ? { preload } : {}) } satisfies ToDecodeWorker, preload ? [preload.bytes.buffer] : []);
-      });
+      }).catch((e: unknown) => this.fail(e instanceof Error ? e : new IllegalStateError(String(e))));
     }
   }
 
@@ -253,7 +253,7 @@ export class DecodePool {
   private onMessage(w: PoolWorker, m: FromDecodeWorker): void {
     if (this.closed) return;
     if (m.type === 'io') {
-      void this.serve(w, m);
+      this.serve(w, m).catch((e: unknown) => this.fail(e instanceof Error ? e : new IllegalStateError(String(e))));
       return;
     }
     const slot = this.slots.get(m.seq);

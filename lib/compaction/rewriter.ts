@@ -218,7 +218,8 @@ async function* decodedBatches(
   options: { mapping: NameMapping | undefined; deleteCache: DeleteFileCache; lineage: boolean; batchSize: number },
 ): AsyncIterable<{ task: FileScanTask; live: LiveBatch | DecodedBatch }> {
   if (pool) {
-    const inputs = decode.map((t) => group.inputs[tasks.indexOf(t)]);
+    const inputOf = new Map(tasks.map((t, i) => [t, group.inputs[i]]));
+    const inputs = decode.map((t) => inputOf.get(t)!);
     for await (const { index, live } of pool.batches(inputs)) yield { task: decode[index], live };
     return;
   }

@@ -16,6 +16,9 @@ import { tempDir } from '../support/fixtures.js';
 import { listTree } from '../support/table-files.js';
 import { failOnUnhandledRejections } from '../support/unhandled.js';
 import { savedEnv } from '../support/saved-env.js';
+import { S3FileIO } from '../../lib/io/s3.js';
+import { freshBucket, testS3Endpoint } from '../support/s3.js';
+import { smallTable } from '../support/small-table.js';
 
 const io = new LocalFileIO();
 
@@ -98,6 +101,19 @@ describe('rewriteGroup with decode workers', () => {
     const [here, pooled] = await rewriteBoth(t, plan, 2, 16);
     expect(pooled).toEqual(here);
     expect((here as { checksums: GroupResult['checksums'] }).checksums.rowsIn).not.toBe('0');
+  });
+
+  it('reads through an S3 FileIO (moto): the same outputs as decoding on the rewriter thread', async () => {
+    const s3 = new S3FileIO({ endpoint: testS3Endpoint() });
+    const t = await smallTable(s3, `s3://${await freshBucket()}/db/pooled`, 3);
+    const plan = await planAll(s3, t.metadata);
+    for (const g of plan.groups) {
+      const here = await rewriteGroup(s3, t.metadata, plan, g, { decodeWorkers: 0 });
+      const pooled = await rewriteGroup(s3, t.metadata, plan, g, { decodeWorkers: 2 });
+      expect(pooled.checksums).toEqual(here.checksums);
+      const bytes = async (r: GroupResult): Promise<string[]> => Promise.all(r.outputs.map(async (o) => Buffer.from(await s3.read(o.filePath)).toString('base64')));
+      expect(await bytes(pooled)).toEqual(await bytes(here));
+    }
   });
 
   it('the table property sets the workers; 0 decodes on the rewriter thread', async () => {
