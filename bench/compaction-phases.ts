@@ -109,7 +109,7 @@ function listFiles(dir: string): string[] {
  * many as cores, at most one per group —, commit), `runs` times; after each run the table is
  * put back as it was (new files deleted, version hint restored), so every run starts alike.
  */
-export async function runnerPhase(location: string, runs: number): Promise<void> {
+export async function runnerPhase(location: string, runs: number, threads?: number): Promise<void> {
   const before = new Set(listFiles(location));
   const hintPath = join(location, 'metadata', 'version-hint.text');
   const hint = readFileSync(hintPath);
@@ -120,7 +120,8 @@ export async function runnerPhase(location: string, runs: number): Promise<void>
   for (let r = 0; r < runs; r++) {
     const t = performance.now();
     const c0 = process.cpuUsage();
-    const report = await runCompaction({ table: { location } });
+    // threads: group workers and decode workers both (0: everything in this thread, as a one-vCPU Lambda); default the runner's own.
+    const report = await runCompaction({ table: { location } }, threads === undefined ? {} : { parallelism: threads, rewrite: { decodeWorkers: threads } });
     cpuS.push(cpuSeconds(c0));
     wallS.push((performance.now() - t) / 1000);
     if (report.commit === null || report.commit.abortedGroups.length > 0) throw new Error(`runCompaction failed: ${JSON.stringify(report.commit?.abortedGroups)}`);

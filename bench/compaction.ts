@@ -614,7 +614,7 @@ if (process.argv[2] === '--phase') {
     });
     console.log(JSON.stringify(facts));
   } else if (phase === 'rewrite') await rewritePhase(a, Number(b), c === undefined ? undefined : Number(c));
-  else if (phase === 'runner') await runnerPhase(a, Number(b));
+  else if (phase === 'runner') await runnerPhase(a, Number(b), c === undefined ? undefined : Number(c));
   else if (phase === 'rss') await rssPhase(a, Number(b));
   else if (phase === 'plan') await planPhase(a, Number(b));
   else throw new Error(`unknown phase ${phase}`);

@@ -37,6 +37,12 @@ const demo = process.argv[2] === 'demo';
 const location = demo ? join(REPO_ROOT, '.cache', 'bench', 'demo') : (process.argv[2] ?? join(REPO_ROOT, '.cache', 'bench', 't3m'));
 const rounds = Number(process.argv[3] ?? 3);
 const COMPACTION = join(REPO_ROOT, 'bench', 'compaction.ts');
+/**
+ * Worker threads packice may use (groups side by side, decode workers): 0 by default, all in one
+ * thread as on a 1,769 MB (one vCPU) Lambda, whose CPU-seconds the cost figures price. THREADS=n
+ * to measure the pools (they add CPU-seconds for less wall time).
+ */
+const THREADS = Number(process.env.THREADS ?? 0);
 
 if (demo) {
   // Ours to rebuild: a build cut short leaves no marker.
@@ -92,7 +98,7 @@ let sparkInfo: PhaseResult['info'];
 try {
   for (let k = 0; k < rounds; k++) {
     let l = load();
-    const [cmd, args] = nodeChildArgs(COMPACTION, ['--phase', phase, location, '1']);
+    const [cmd, args] = nodeChildArgs(COMPACTION, ['--phase', phase, location, '1', String(THREADS)]);
     ours.push(run(runChild(cmd, args, `packice ${phase}`), l));
     console.error(`round ${k + 1}: packice ${ours[k].cpuS.toFixed(2)} CPU-s (load ${l})`);
     if (base) {
@@ -176,7 +182,9 @@ const cpuRow = (label: string, x: Record<string, unknown> | null, whole = false)
   return `| ${label} | ${per} | **${cpu.toFixed(2)}** | ${wall.toFixed(1)} | ${Math.round(rows / cpu).toLocaleString('en-US')} | ` +
     `${(bytesIn / MB / cpu).toFixed(2)} | ${vsPyarrow} | ${x.rssMiB as number} MiB | ${(x.bytesOut as number).toLocaleString('en-US')} B |`;
 };
-const packiceLabel = phase === 'rewrite' ? 'packice `rewriteGroup`' : `packice local runner (compact: plan, ${plan.groups.length} groups, commit)`;
+const threadNote = THREADS === 0 ? 'one thread' : `${THREADS} worker threads`;
+const packiceLabel =
+  phase === 'rewrite' ? `packice \`rewriteGroup\`, ${threadNote}` : `packice local runner (compact: plan, ${plan.groups.length} groups, commit; ${threadNote})`;
 console.log([
   '',
   `${location}: ${plan.groups.length} group(s), ${inputs.length.toLocaleString('en-US')} data files, ${rows.toLocaleString('en-US')} rows, ${(bytesIn / MB).toFixed(1)} MB`,
