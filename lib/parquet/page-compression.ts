@@ -35,6 +35,9 @@ export interface Page {
 /** Thrown for bytes that do not make up pages; callers turn it into an InvalidFileError naming the file and column. */
 export class PageError extends Error {}
 
+/** A page cut short by the end of the bytes given: more bytes may complete it. */
+export class IncompletePageError extends PageError {}
+
 function get(fields: readonly TypedField[], id: number): TypedValue | undefined {
   return fields.find((f) => f.id === id)?.value;
 }
@@ -54,13 +57,15 @@ export function readPage(bytes: Uint8Array, at: number, end: number): Page {
     header = r.typedStruct();
     payloadStart = r.offset;
   } catch (e) {
-    throw new PageError(`unreadable page header at byte ${at}: ${e instanceof Error ? e.message : String(e)}`);
+    const message = e instanceof Error ? e.message : String(e);
+    const Err = /past the end|bytes left/.test(message) ? IncompletePageError : PageError;
+    throw new Err(`unreadable page header at byte ${at}: ${message}`);
   }
   const type = int(header, TYPE, 'type');
   const compressed = int(header, COMPRESSED_PAGE_SIZE, 'compressed_page_size');
   const uncompressedSize = int(header, UNCOMPRESSED_PAGE_SIZE, 'uncompressed_page_size');
   if (payloadStart + compressed > end) {
-    throw new PageError(`page at byte ${at} claims ${compressed} bytes but only ${end - payloadStart} are left in the column chunk`);
+    throw new IncompletePageError(`page at byte ${at} claims ${compressed} bytes but only ${end - payloadStart} are left in the column chunk`);
   }
   return { type, header, start: at, payloadStart, end: payloadStart + compressed, uncompressedSize };
 }

@@ -8,6 +8,9 @@
  * file reports what a manifest entry needs: size, record count, split offsets (from the
  * footer of the bytes written) and metrics computed from the values written.
  *
+ * ZSTD is done natively where Node has it (compression-codec.ts): wasm writes UNCOMPRESSED and
+ * each row group's pages are compressed at the asked level as they stream out (page-compressor.ts).
+ *
  * parquet-wasm traps (LIBRARY-NOTES): WriterProperties and wasm tables are consumed by
  * use, so both are made fresh for every file and batch.
  */
@@ -18,7 +21,9 @@ import type { FileIO } from '../io/file-io.js';
 import { DEFAULT_METRICS_CONFIG, type MetricsConfig } from '../iceberg/metrics-config.js';
 import type { StructType } from '../iceberg/types.js';
 import type { Row } from '../iceberg/values.js';
+import { DEFAULT_ZSTD_LEVEL, zstdCodec, type ZstdCodec } from './compression-codec.js';
 import { annotateUuidColumns, decodeFooter, splitOffsets, type ParquetFooter } from './footer.js';
+import { PageCompressor } from './page-compressor.js';
 import { concatBatches, dataBytes } from './concat.js';
 import { MetricsCollector, type ColumnMetrics } from './metrics.js';
 import { DICTIONARY_SAMPLE_ROWS, dictionaryChoices } from './dictionary.js';
@@ -28,8 +33,14 @@ import { batchFromRows } from './values.js';
 export type ParquetCompression = 'zstd' | 'snappy' | 'gzip' | 'brotli' | 'lz4' | 'uncompressed';
 
 export interface ParquetWriterOptions {
-  /** Default zstd. parquet-wasm 0.8.0 exposes no compression level (ZSTD runs at its level 1). */
+  /** Default zstd. */
   readonly compression?: ParquetCompression;
+  /**
+   * ZSTD level (default 3, as Iceberg and parquet-mr). Honoured where a native zstd exists
+   * (compression-codec.ts): the pages are compressed outside wasm. Without one, parquet-wasm
+   * 0.8 compresses at its level 1, and other codecs at their defaults.
+   */
+  readonly compressionLevel?: number;
   /** Most rows in a row group (default 1,048,576). */
   readonly rowGroupRows?: number;
   /** Most in-memory bytes buffered for a row group before it is flushed (default 128 MiB). */
@@ -92,9 +103,13 @@ const CODECS: Record<ParquetCompression, pw.Compression> = {
   uncompressed: pw.Compression.UNCOMPRESSED,
 };
 
-function writerProperties(options: ParquetWriterOptions, columnDictionary: ReadonlyMap<string, boolean>): pw.WriterProperties {
+function writerProperties(
+  options: ParquetWriterOptions,
+  columnDictionary: ReadonlyMap<string, boolean>,
+  nativeZstd: boolean,
+): pw.WriterProperties {
   let b = new pw.WriterPropertiesBuilder()
-    .setCompression(CODECS[options.compression ?? 'zstd'])
+    .setCompression(nativeZstd ? pw.Compression.UNCOMPRESSED : CODECS[options.compression ?? 'zstd'])
     .setMaxRowGroupSize(options.rowGroupRows ?? DEFAULT_ROW_GROUP_ROWS)
     .setMaxRowGroupBytes(options.rowGroupBytes ?? DEFAULT_ROW_GROUP_BYTES)
     .setCreatedBy(CREATED_BY);
@@ -207,6 +222,8 @@ export class ParquetWriter {
   private readonly crossingBytes: number;
   private flushed = 0;
   private footer: ParquetFooter | undefined;
+  /** Native ZSTD when the file is ZSTD and Node has one; else wasm compresses. */
+  private readonly zstd: ZstdCodec | undefined;
 
   private constructor(
     private readonly io: FileIO,
@@ -219,6 +236,7 @@ export class ParquetWriter {
     this.target = arrowSchema(schema);
     this.collector = new MetricsCollector(schema, options.metricsConfig ?? DEFAULT_METRICS_CONFIG);
     this.uuidIds = uuidFieldIds(schema);
+    this.zstd = (options.compression ?? 'zstd') === 'zstd' ? zstdCodec() : undefined;
     this.rowGroupRows = options.rowGroupRows ?? DEFAULT_ROW_GROUP_ROWS;
     // A small part of a row group, so that the size estimate lags a flush by little.
     this.crossingBytes = Math.max(1, Math.min(CROSSING_BYTES, (options.rowGroupBytes ?? DEFAULT_ROW_GROUP_BYTES) / 32));
@@ -345,17 +363,26 @@ export class ParquetWriter {
       },
       { highWaterMark: 0 },
     );
-    const stream = (await pw.transformParquetStream(input, writerProperties(this.options, choices))) as ReadableStream<Uint8Array>;
+    const stream = (await pw.transformParquetStream(input, writerProperties(this.options, choices, this.zstd !== undefined))) as ReadableStream<Uint8Array>;
     const reader = stream.getReader();
+    const compressor = this.zstd && new PageCompressor(this.zstd, this.options.compressionLevel ?? DEFAULT_ZSTD_LEVEL, this.path);
     let held: Uint8Array | undefined;
     try {
       for (;;) {
-        const { done, value } = await this.read(reader);
+        const { done, value: wasmBytes } = await this.read(reader);
         if (done) break;
+        const value = compressor ? compressor.push(wasmBytes) : wasmBytes;
+        if (value.length === 0) continue;
         this.flushed += value.length;
         this.arrowBytesAtFlush = this.arrowBytesPulled;
         if (held) yield held;
         held = value;
+      }
+      if (compressor) {
+        const last = compressor.finish();
+        this.flushed += last.length;
+        if (held) yield held;
+        held = last;
       }
     } catch (e) {
       const err =

@@ -9,12 +9,9 @@ import { loadTable } from '../../lib/catalog/table.js';
 import { commitCompaction } from '../../lib/compaction/commit.js';
 import { rewriteGroup } from '../../lib/compaction/rewriter.js';
 import { LocalFileIO } from '../../lib/io/local.js';
-import { stringifyJson } from '../../lib/iceberg/json.js';
-import { rowToJson } from '../../lib/iceberg/row-json.js';
-import { currentSchema } from '../../lib/iceberg/table-metadata.js';
 import { deleteRows } from '../../lib/table/operations.js';
-import { scanRows } from '../../lib/table/scan.js';
-import { parseJsonLines, sortRows, type CanonicalRow } from '../support/canonical-rows.js';
+import { sortRows } from '../support/canonical-rows.js';
+import { ourRows } from '../support/our-rows.js';
 import { chunkCopyTable } from '../support/chunk-copy-table.js';
 import { planAll } from '../support/compaction.js';
 import { ensureJavaHarness, javaRead } from '../support/java.js';
@@ -22,13 +19,6 @@ import { pyRead } from '../support/pyiceberg.js';
 
 const io = new LocalFileIO();
 
-async function ourRows(location: string): Promise<CanonicalRow[]> {
-  const t = await loadTable(location);
-  const schema = currentSchema(t.metadata);
-  const lines: string[] = [];
-  for await (const r of scanRows(t.io, t.metadata)) lines.push(stringifyJson(rowToJson(r, schema)));
-  return sortRows(parseJsonLines(lines.join('\n'), location));
-}
 
 describe('interop: chunk-copied outputs', () => {
   beforeAll(async () => {
