@@ -88,9 +88,10 @@ export interface DecodePoolOptions {
 /**
  * Decode workers for one group: `explicit` (an option, else the table property) when given, else
  * one fewer than the vCPUs (on Lambda: its memory ÷ 1,769 MB, rounded), at most 5, and none for
- * less than 8 MiB to decode. Never more than the inputs to decode.
+ * less than 8 MiB to decode, and never more than `autoCap` (the local runner's share of the cores).
+ * Never more than the inputs to decode.
  */
-export function decodeWorkerCount(explicit: number | undefined, metadata: TableMetadata, inputs: number, decodeBytes: number): number {
+export function decodeWorkerCount(explicit: number | undefined, metadata: TableMetadata, inputs: number, decodeBytes: number, autoCap = MAX_DEFAULT_DECODE_WORKERS): number {
   const property = metadata.properties[DECODE_WORKERS_PROPERTY];
   const asked = explicit ?? (property !== undefined ? Number(property) : undefined);
   if (asked !== undefined) {
@@ -103,7 +104,7 @@ export function decodeWorkerCount(explicit: number | undefined, metadata: TableM
   let cpus = availableParallelism();
   const lambdaMb = Number(process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE);
   if (Number.isFinite(lambdaMb) && lambdaMb > 0) cpus = Math.min(cpus, Math.max(1, Math.round(lambdaMb / LAMBDA_MB_PER_VCPU)));
-  return Math.max(0, Math.min(cpus - 1, MAX_DEFAULT_DECODE_WORKERS, inputs));
+  return Math.max(0, Math.min(cpus - 1, MAX_DEFAULT_DECODE_WORKERS, autoCap, inputs));
 }
 
 /** Where the worker starts: through the tsx loader from the sources, else decode-worker.js beside this module (dist/lib, or index.js in a Lambda bundle). */

@@ -68,6 +68,8 @@ export interface RewriteOptions {
    * under 8 MiB to decode).
    */
   readonly decodeWorkers?: number;
+  /** At most this many decode workers when neither the option nor the table property says (groups run side by side). */
+  readonly maxDefaultDecodeWorkers?: number;
 }
 
 export const DEFAULT_SORT_RUN_BYTES = 64 * 1024 * 1024;
@@ -128,7 +130,7 @@ export async function rewriteGroup(
     const copied = await copy.write(out.map, checkIn);
     inputs = options.readAhead === false ? undefined : new ReadAheadFileIO(io, copy.readAheadRanges(), options.readAhead);
     const decodeBytes = copy.decode.reduce((n, t) => n + Number(t.dataFile.fileSizeInBytes), 0);
-    const workers = decodeWorkerCount(options.decodeWorkers, metadata, copy.decode.length, decodeBytes);
+    const workers = decodeWorkerCount(options.decodeWorkers, metadata, copy.decode.length, decodeBytes, options.maxDefaultDecodeWorkers);
     if (workers > 0) pool = DecodePool.start(workers, inputs ?? io, metadata, { mode, lineage, batchSize });
     for await (const { task, live } of decodedBatches(pool, inputs ?? io, metadata, group, tasks, copy.decode, { mapping, deleteCache, lineage, batchSize })) {
       // A worker hashed the batch already; its sum adds to the same total (the proof's sum is order-free).

@@ -82,9 +82,9 @@ export async function runCompaction(request: PlanRequest, options: LocalRunOptio
       }
     }
   } else {
-    // Groups already run side by side: no decode workers of their own unless cores are left over for them.
-    const spare = Math.floor(availableParallelism() / parallelism) - 1 > 0;
-    await rewriteInWorkers(plan, parallelism, { ...(spare ? {} : { decodeWorkers: 0 }), ...options.rewrite }, onDone);
+    // Groups already run side by side: by default each gets only the cores left over for decode workers of its own.
+    const spare = Math.max(0, Math.floor(availableParallelism() / parallelism) - 1);
+    await rewriteInWorkers(plan, parallelism, { maxDefaultDecodeWorkers: spare, ...options.rewrite }, onDone);
   }
   // Commit in plan order, whatever order the groups finished in.
   const order = new Map(plan.groups.map((g, i) => [g.id, i]));

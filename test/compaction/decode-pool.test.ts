@@ -208,6 +208,9 @@ describe('decodeWorkerCount', () => {
     expect(decodeWorkerCount(4, m, 2, big)).toBe(2);
     expect(decodeWorkerCount(undefined, { ...m, properties: { [DECODE_WORKERS_PROPERTY]: '1' } }, 10, 0)).toBe(1);
     expect(decodeWorkerCount(undefined, m, 10, big - 1)).toBe(0);
+    // A cap (the local runner's share of the cores) bounds only the default.
+    expect(decodeWorkerCount(undefined, m, 10, big, 0)).toBe(0);
+    expect(decodeWorkerCount(3, m, 10, big, 0)).toBe(3);
     expect(() => decodeWorkerCount(-1, m, 10, big)).toThrow(InvalidArgumentError);
   });
 
