@@ -27,6 +27,8 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadTable } from '../lib/catalog/table.js';
 import { buildDemoTable } from '../lib/table/demo-table.js';
+import { parquetWriteOptions } from '../lib/table/data-writer.js';
+import { DEFAULT_ZSTD_LEVEL, zstdCodec } from '../lib/parquet/compression-codec.js';
 import { planCompaction } from '../lib/compaction/planner.js';
 import { costRows, lambdaCostPerGb, s3TablesPerGb, TRANSITIONS_PER_GB } from './lambda-cost.js';
 import {
@@ -59,6 +61,9 @@ if (demo) {
   if (r.status !== 0) throw new Error(`could not build ${location}`);
 }
 const table = await loadTable(location);
+/** The ZSTD level packice writes this table at (the table's property, else 3 with a native zstd, else parquet-wasm's 1): pyarrow writes at it too. */
+const ZSTD_LEVEL =
+  parquetWriteOptions(table.metadata).compressionLevel ?? (zstdCodec() !== undefined ? DEFAULT_ZSTD_LEVEL : 1);
 const plan = await planCompaction(table.io, table.metadata, { table: { location }, policy: {} });
 if (plan.groups.length === 0) throw new Error(`${location}: the plan has no group`);
 const phase = plan.groups.length === 1 ? 'rewrite' : 'runner';
@@ -110,7 +115,7 @@ try {
     if (python) {
       l = load();
       const script = join(REPO_ROOT, 'bench', 'baselines', 'compaction.py');
-      theirs.push(run(runChild(python, [script, 'rewrite', list, join(dir, 'out.parquet'), String(rows), '1'], 'pyarrow'), l));
+      theirs.push(run(runChild(python, [script, 'rewrite', list, join(dir, 'out.parquet'), String(rows), '1', String(ZSTD_LEVEL)], 'pyarrow'), l));
       console.error(`round ${k + 1}: pyarrow ${theirs[k].cpuS.toFixed(2)} CPU-s (load ${l})`);
     }
     if (spark) {
@@ -193,7 +198,7 @@ console.log([
   '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   cpuRow(packiceLabel, packice),
   base ? cpuRow(`packice, BASE=${base}`, summary(before)) : null,
-  python ? cpuRow('pyarrow read_table + concat_tables + write_table ZSTD 1', pyarrow) : '| pyarrow | not run | | | | | | | |',
+  python ? cpuRow(`pyarrow read_table + concat_tables + write_table ZSTD ${ZSTD_LEVEL}`, pyarrow) : '| pyarrow | not run | | | | | | | |',
   spark
     ? cpuRow(`Spark ${String(sparkInfo?.spark)} + Iceberg ${String(sparkInfo?.iceberg)} \`rewrite_data_files\`, the call alone`, sparkRuns)
     : '| Spark `rewrite_data_files` | not run (SPARK=1 to build and run it) | | | | | | | |',

@@ -1,10 +1,11 @@
 """Baseline for bench/compaction.ts: pyarrow rewrites the same small files into one.
 
-    python bench/baselines/compaction.py rewrite <files.txt> <out.parquet> <rows> <runs>
+    python bench/baselines/compaction.py rewrite <files.txt> <out.parquet> <rows> <runs> [zstd level=1]
 
 <files.txt> lists the input Parquet files, one path a line (the group's inputs, in the order
 packice's plan reads them). Each run reads every file with pq.read_table, concatenates the
-tables, and writes one file with pq.write_table: ZSTD level 1 (what parquet-wasm writes),
+tables, and writes one file with pq.write_table: ZSTD at the level given (default 1, what parquet-wasm
+writes; bench/rewrite-rate.ts passes the level packice writes the table at),
 dictionary on, 1,048,576-row groups (packice's defaults), field ids kept. It does none of
 what packice adds around the same work (applying deletes, the row-set proof that re-reads the
 output, the compaction map, Iceberg metrics). All runs share one process; each run's file
@@ -22,7 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 
-def rewrite(list_file: str, out: str, rows: int, runs: int) -> None:
+def rewrite(list_file: str, out: str, rows: int, runs: int, level: int = 1) -> None:
     with open(list_file, encoding="utf-8") as f:
         paths = [line.strip() for line in f if line.strip()]
     bytes_in = sum(os.path.getsize(p) for p in paths)
@@ -32,7 +33,7 @@ def rewrite(list_file: str, out: str, rows: int, runs: int) -> None:
         table = pa.concat_tables([pq.read_table(p) for p in paths])
         if table.num_rows != rows:
             raise SystemExit(f"read {table.num_rows} rows from {len(paths)} files, expected {rows}")
-        pq.write_table(table, out, row_group_size=1_048_576, compression="zstd", compression_level=1, use_dictionary=True)
+        pq.write_table(table, out, row_group_size=1_048_576, compression="zstd", compression_level=level, use_dictionary=True)
         del table
         c1, w1 = time.process_time(), time.perf_counter()
         wall.append(w1 - w0)
@@ -46,6 +47,7 @@ def rewrite(list_file: str, out: str, rows: int, runs: int) -> None:
         "bytesIn": bytes_in,
         "bytesOut": os.path.getsize(out),
         "rowGroups": meta.num_row_groups,
+        "zstdLevel": level,
     }
     print(json.dumps({"wallS": wall, "cpuS": cpu, "maxRssKiB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "info": info}))
 
@@ -53,7 +55,7 @@ def rewrite(list_file: str, out: str, rows: int, runs: int) -> None:
 def main() -> None:
     phase, args = sys.argv[1], sys.argv[2:]
     if phase == "rewrite":
-        rewrite(args[0], args[1], int(args[2]), int(args[3]))
+        rewrite(args[0], args[1], int(args[2]), int(args[3]), int(args[4]) if len(args) > 4 else 1)
     else:
         raise SystemExit(f"unknown phase {phase}")
 
