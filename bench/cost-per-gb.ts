@@ -14,7 +14,7 @@
  * (bench/lambda-cost.ts s3WaitSeconds: 85 MB/s per connection, 30 ms first byte). moto's own
  * time is not used: it answers from Python on the same 2 CPUs.
  *
- *   npx tsx bench/cost-per-gb.ts [rounds=3]
+ *   npx tsx bench/cost-per-gb.ts [rounds=3] [--append [small,copy,deletes]]
  *   npx tsx bench/cost-per-gb.ts --report     (the last run's results again, from .cache/bench/cost-per-gb-runs.json)
  *
  * Tables are built once into .cache/bench/ (small-300, cc-40x4mb, cc-40x4mb-del). Prints
@@ -28,7 +28,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { loadTable } from '../lib/catalog/table.js';
 import { planCompaction } from '../lib/compaction/planner.js';
-import { POLICY_DEFAULTS } from '../lib/compaction/policy.js';
+import { DEFAULT_TARGET_FILE_SIZE_BYTES, POLICY_DEFAULTS } from '../lib/compaction/policy.js';
 import { rewriteGroup } from '../lib/compaction/rewriter.js';
 import { LazyS3FileIO, parseS3Location } from '../lib/io/index.js';
 import { S3RequestCounter } from '../lib/io/s3-requests.js';
@@ -37,7 +37,7 @@ import { relocateTable } from '../lib/table/relocate.js';
 import { createBucket, startMoto, TEST_AWS_ENV } from '../test/support/moto.js';
 import { buildDataTable } from './compaction-tables.js';
 import {
-  costRows, measuredCostPerGb, S3_LINK, s3TablesPerGb, s3WaitSeconds, type LambdaCost, type RequestTrace, type RewritePath,
+  costRows, measuredCostPerGb, putsPerGb, S3_LINK, s3TablesPerGb, s3WaitSeconds, type LambdaCost, type RequestTrace, type RewritePath,
 } from './lambda-cost.js';
 import { loadAverage, machine, median, nodeChildArgs, REPO_ROOT, type PhaseResult } from './report.js';
 
@@ -134,21 +134,26 @@ interface Run {
 
 async function main(): Promise<void> {
   const rounds = Number(process.argv[2] ?? 3);
+  // --append [names]: add rounds (of these workloads only) to the saved runs, e.g. after a run broke off.
+  const append = process.argv[3] === '--append';
+  const only = new Set((process.argv[4] ?? WORKLOADS.map((w) => w.name).join(',')).split(','));
+  const chosen = WORKLOADS.filter((w) => only.has(w.name));
   await buildTables();
   Object.assign(process.env, TEST_AWS_ENV);
-  const loadBefore = loadAverage();
+  const saved = append ? (JSON.parse(readFileSync(RUNS_FILE, 'utf8')) as { loadBefore: string; runs: Record<string, Run[]> }) : undefined;
+  const loadBefore = saved?.loadBefore ?? loadAverage();
   const moto = await startMoto();
-  const runs = new Map<string, Run[]>(WORKLOADS.map((w) => [w.name, []]));
+  const runs = new Map<string, Run[]>(WORKLOADS.map((w) => [w.name, saved?.runs[w.name] ?? []]));
   try {
     const bucket = `cost-${process.pid}`;
     await createBucket(moto.endpoint, bucket);
-    for (const w of WORKLOADS) {
+    for (const w of chosen) {
       const t = performance.now();
       await relocateTable(w.local, `s3://${bucket}/${w.name}`, { s3Endpoint: moto.endpoint, concurrency: 16 });
       console.error(`${w.name}: copied to moto in ${((performance.now() - t) / 1000).toFixed(1)} s`);
     }
     for (let k = 0; k < rounds; k++) {
-      for (const w of k % 2 === 0 ? WORKLOADS : [...WORKLOADS].reverse()) {
+      for (const w of k % 2 === 0 ? chosen : [...chosen].reverse()) {
         const load = loadAverage();
         const [cmd, args] = nodeChildArgs(SCRIPT, ['--phase', `s3://${bucket}/${w.name}`, moto.endpoint]);
         // Not spawnSync: this process must keep draining moto's output while the child runs.
@@ -187,13 +192,20 @@ function report(runs: Map<string, Run[]>, loadBefore: string, loadAfter: string)
     const waitS = s3WaitSeconds(trace, w.path, cpuS);
     const bytesIn = Number(info.bytesIn);
     const filesIn = Number(info.filesIn);
+    const filesPerGb = (filesIn * 1e9) / bytesIn;
+    // Requests per GB: each input's GETs as counted, per input file; the rest of the GETs (delete
+    // files, the proof's re-read) by bytes; PUTs as a production group of maxGroupBytes makes them
+    // (the measured group is smaller, and its output and map PUTs would count several times per GB).
+    const perGb = 1e9 / bytesIn;
+    const inputGets = trace.inputFirst.length + trace.inputLater.length;
+    const getsPerGb = (inputGets / filesIn) * filesPerGb + (Number(info.gets) - inputGets) * perGb;
     const measured = {
-      bytesIn, filesIn, cpuS, waitS, gets: Number(info.gets), puts: Number(info.puts),
+      bytesIn, filesIn, cpuS, waitS, getsPerGb,
+      putsPerGb: putsPerGb(POLICY_DEFAULTS.maxGroupBytes, Number(info.bytesOut) / bytesIn, DEFAULT_TARGET_FILE_SIZE_BYTES),
       groupBytes: POLICY_DEFAULTS.maxGroupBytes,
     };
     const rss = Math.max(...rs.map((x) => Math.round(x.r.maxRssKiB / 1024)));
     lines.push(`| ${w.label} | ${rs.map((x) => `${x.r.cpuS[0].toFixed(2)} (${x.load.split(' ')[0]})`).join(', ')} | **${cpuS.toFixed(2)}** | ${waitS.toFixed(2)} | ${info.gets} | ${info.puts} | ${String(info.byCommand).replace(/Command/g, '').replace(/[{}"]/g, '').replace(/,/g, ', ')} | ${info.outputs} | ${rss} MiB |`);
-    const filesPerGb = (filesIn * 1e9) / bytesIn;
     const rows: [string, LambdaCost][] = [
       [`${w.label}, 1,769 MB, CPU only`, measuredCostPerGb(measured, 1769, 1, false)],
       [`${w.label}, 1,769 MB, CPU + S3 wait`, measuredCostPerGb(measured, 1769, 1, true)],
@@ -201,7 +213,7 @@ function report(runs: Map<string, Run[]>, loadBefore: string, loadAfter: string)
       [`${w.label}, 10,240 MB, CPU + S3 wait`, measuredCostPerGb(measured, 10240, 6, true)],
     ];
     tables.push('', `${w.label}: ${filesIn} files, ${bytesIn.toLocaleString('en-US')} B in, ${Math.round(filesPerGb).toLocaleString('en-US')} files per GB, S3 Tables $${s3TablesPerGb(filesPerGb).toFixed(4)} per GB`, '', ...costRows(rows, filesPerGb));
-    summary[w.name] = { cpuS: rs.map((x) => +x.r.cpuS[0].toFixed(2)), loads: rs.map((x) => x.load), medianCpuS: cpuS, waitS: +waitS.toFixed(2), info, rows: Object.fromEntries(rows.map(([l, c]) => [l, +c.total.toFixed(5)])) };
+    summary[w.name] = { getsPerGb: Math.round(getsPerGb), putsPerGb: +measured.putsPerGb.toFixed(1), cpuS: rs.map((x) => +x.r.cpuS[0].toFixed(2)), loads: rs.map((x) => x.load), medianCpuS: cpuS, waitS: +waitS.toFixed(2), info, rows: Object.fromEntries(rows.map(([l, c]) => [l, +c.total.toFixed(5)])) };
     const hashes = new Set(rs.map((x) => x.r.info?.hashOut));
     if (hashes.size !== 1) throw new Error(`${w.name}: the rounds disagree on the output rows`);
   }

@@ -142,9 +142,9 @@ export interface MeasuredWorkload {
   readonly cpuS: number;
   /** S3 wait of the run (s3WaitSeconds). */
   readonly waitS: number;
-  /** GET and PUT requests the run sent (S3RequestCounter). */
-  readonly gets: number;
-  readonly puts: number;
+  /** GET and PUT requests per GB (from the run's, see bench/cost-per-gb.ts). */
+  readonly getsPerGb: number;
+  readonly putsPerGb: number;
   /** Bytes per group in production (the group the run rewrote may be smaller). */
   readonly groupBytes: number;
 }
@@ -156,10 +156,26 @@ export function measuredCostPerGb(w: MeasuredWorkload, memoryMb: number, vcpus: 
   const wallS = (w.cpuS + (billWait ? w.waitS : 0)) * perGb;
   const groupsPerGb = GB / w.groupBytes;
   const compute = wallS * (memoryMb / 1024) * PRICES.lambdaGbSecondUsd + groupsPerGb * PRICES.lambdaRequestUsd;
-  const gets = w.gets * perGb * S3_REQUESTS.getUsd;
-  const puts = w.puts * perGb * S3_REQUESTS.putUsd;
+  const gets = w.getsPerGb * S3_REQUESTS.getUsd;
+  const puts = w.putsPerGb * S3_REQUESTS.putUsd;
   const sfn = transitionsPerGb(w.groupBytes) * PRICES.stateTransitionUsd;
   return {
     memoryMb, vcpus, cpuSPerGb: +cpuSPerGb.toFixed(1), wallSPerGb: +wallS.toFixed(1), compute, gets, puts, sfn, total: compute + gets + puts + sfn,
   };
+}
+
+/**
+ * PUTs per GB in production: a group of `groupBytes` writes `outRatio` of it into outputs of
+ * `targetBytes` (the last one smaller), each one PutObject up to a part, else its parts + create +
+ * complete, and one compaction map.
+ */
+export function putsPerGb(groupBytes: number, outRatio: number, targetBytes: number): number {
+  let out = groupBytes * outRatio;
+  let puts = 1;
+  while (out > 0) {
+    const size = Math.min(out, targetBytes);
+    puts += size <= DEFAULT_PART_SIZE ? 1 : Math.ceil(size / DEFAULT_PART_SIZE) + 2;
+    out -= size;
+  }
+  return (puts * GB) / groupBytes;
 }
