@@ -9,6 +9,7 @@
  */
 import * as arrow from 'apache-arrow';
 import { IllegalStateError } from '../errors.js';
+import { schemaByBytes } from './schema.js';
 
 type AnyData = arrow.Data<arrow.DataType>;
 
@@ -105,20 +106,8 @@ export function packBatch(batch: arrow.RecordBatch, extras: readonly Typed[] = [
   return { schema, data, buffer, extras: extraRefs };
 }
 
-/** Schemas by their IPC bytes: a group's batches mostly share one. */
-const schemas = new Map<string, arrow.Schema>();
-const SCHEMA_CACHE_SIZE = 32;
-
-function schemaOf(bytes: Uint8Array): arrow.Schema {
-  const key = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
-  let schema = schemas.get(key);
-  if (schema === undefined) {
-    schema = arrow.tableFromIPC(bytes).schema;
-    if (schemas.size >= SCHEMA_CACHE_SIZE) schemas.delete(schemas.keys().next().value as string);
-    schemas.set(key, schema);
-  }
-  return schema;
-}
+/** Schemas of transferred batches, remembered by their IPC bytes. */
+const schemaOf = schemaByBytes((bytes) => arrow.tableFromIPC(bytes).schema);
 
 /** The batch `packBatch` sent, over the transferred buffer (its arrays are views of it), and the extras. */
 export function unpackBatch(message: TransferredBatch): { batch: arrow.RecordBatch; extras: Typed[] } {

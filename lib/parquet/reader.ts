@@ -17,7 +17,7 @@ import { canImport, importBatch, type WasmMemory } from './arrow-c-data.js';
 import { zstdCodec } from './compression-codec.js';
 import { readFooter, rowGroupStart, type ParquetFooter } from './footer.js';
 import { planRowGroup, schemaOnlyFile } from './row-group-file.js';
-import { fieldIdsOf, type ArrowFieldIds } from './schema.js';
+import { fieldIdsOf, schemaByBytes, type ArrowFieldIds } from './schema.js';
 import { readTypedStruct, type TypedField } from './thrift.js';
 
 export interface RowGroupInfo {
@@ -71,20 +71,8 @@ function wasmError(path: string, err: unknown, what: string): InvalidFileError {
   return new InvalidFileError(`${what}: ${message}`, { path, cause: err });
 }
 
-/** Arrow schemas by the bytes of the schema-only file they were read from: a group's inputs mostly share one. */
-const schemaCache = new Map<string, arrow.Schema>();
-const SCHEMA_CACHE_SIZE = 32;
-
-function arrowSchemaOf(schemaFile: Uint8Array): arrow.Schema {
-  const key = Buffer.from(schemaFile.buffer, schemaFile.byteOffset, schemaFile.byteLength).toString('latin1');
-  let schema = schemaCache.get(key);
-  if (schema === undefined) {
-    schema = arrow.tableFromIPC(pw.readSchema(schemaFile).intoIPCStream()).schema;
-    if (schemaCache.size >= SCHEMA_CACHE_SIZE) schemaCache.delete(schemaCache.keys().next().value as string);
-    schemaCache.set(key, schema);
-  }
-  return schema;
-}
+/** Arrow schemas of schema-only files, remembered by their bytes. */
+const arrowSchemaOf = schemaByBytes((schemaFile) => arrow.tableFromIPC(pw.readSchema(schemaFile).intoIPCStream()).schema);
 
 /** Opens a Parquet file for row-group reads; checks its footer first. */
 export async function openParquet(file: InputFile): Promise<ParquetFileReader>;

@@ -167,3 +167,22 @@ export function sameArrowType(a: arrow.DataType, b: arrow.DataType): boolean {
   if (arrow.DataType.isFixedSizeBinary(a)) return a.byteWidth === (b as arrow.FixedSizeBinary).byteWidth;
   return true;
 }
+
+/**
+ * `decode`, remembering the last 32 schemas by the bytes they came from: a group's files and
+ * batches mostly share one, and decoding a schema costs more than comparing its bytes.
+ */
+export function schemaByBytes(decode: (bytes: Uint8Array) => arrow.Schema): (bytes: Uint8Array) => arrow.Schema {
+  const cache = new Map<string, arrow.Schema>();
+  return (bytes) => {
+    const key = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+    let schema = cache.get(key);
+    if (schema === undefined) {
+      schema = decode(bytes);
+      if (cache.size >= SCHEMA_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+      cache.set(key, schema);
+    }
+    return schema;
+  };
+}
+const SCHEMA_CACHE_SIZE = 32;
