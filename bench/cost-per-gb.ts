@@ -14,7 +14,12 @@
  * (bench/lambda-cost.ts s3WaitSeconds: 85 MB/s per connection, 30 ms first byte). moto's own
  * time is not used: it answers from Python on the same 2 CPUs.
  *
- *   npx tsx bench/cost-per-gb.ts [rounds=3] [--append [small,copy,deletes]]
+ *   [BASE=<another checkout>] npx tsx bench/cost-per-gb.ts [rounds=3] [--append [small,copy,deletes]]
+ *
+ * With BASE (a checkout with node_modules, e.g. `git archive main` plus a node_modules link), each round
+ * also runs that checkout's own `bench/cost-per-gb.ts --phase` on the same tables, interleaved with this
+ * one's, and its S3 wait is modelled by that checkout's own bench/lambda-cost.ts (the model follows
+ * the code it describes). BASE_WORKLOADS=copy,… limits the base's runs to those workloads.
  *   npx tsx bench/cost-per-gb.ts --report     (the last run's results again, from .cache/bench/cost-per-gb-runs.json)
  *
  * Tables are built once into .cache/bench/ (small-300, cc-40x4mb, cc-40x4mb-del). Prints
@@ -23,6 +28,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -91,8 +97,8 @@ async function rewritePhase(location: string, endpoint: string): Promise<void> {
   const inputs = new Set(group.inputs.map((i) => key(i.file.filePath)));
   const outputs = new Set(result.outputs.map((o) => key(o.filePath)));
   const seen = new Set<string>();
-  const trace: { inputFirst: number[]; inputLater: number[]; outputGets: number[]; outputs: { parts: number[]; steps: number }[] } = {
-    inputFirst: [], inputLater: [], outputGets: [], outputs: [],
+  const trace: { inputFirst: number[]; inputLater: number[]; outputFooters: number[]; outputGets: number[]; outputs: { parts: number[]; steps: number }[] } = {
+    inputFirst: [], inputLater: [], outputFooters: [], outputGets: [], outputs: [],
   };
   const byOutput = new Map<string, { parts: number[]; steps: number }>();
   for (const r of requests) {
@@ -100,7 +106,8 @@ async function rewritePhase(location: string, endpoint: string): Promise<void> {
       (seen.has(r.key) ? trace.inputLater : trace.inputFirst).push(r.bytes);
       seen.add(r.key);
     } else if (r.command === 'GetObjectCommand' && outputs.has(r.key)) {
-      trace.outputGets.push(r.bytes);
+      (seen.has(r.key) ? trace.outputGets : trace.outputFooters).push(r.bytes);
+      seen.add(r.key);
     } else if (outputs.has(r.key) || r.key === (result.compactionMap ? key(result.compactionMap) : '')) {
       let o = byOutput.get(r.key);
       if (!o) byOutput.set(r.key, (o = { parts: [], steps: 0 }));
@@ -133,6 +140,20 @@ interface Run {
   readonly load: string;
 }
 
+/** The checkout measured beside this one (BASE), and the workloads it runs. */
+const BASE = process.env.BASE;
+const BASE_WORKLOADS = new Set((process.env.BASE_WORKLOADS ?? WORKLOADS.map((w) => w.name).join(',')).split(','));
+const baseKey = (name: string): string => `base:${name}`;
+
+type WaitModel = (trace: RequestTrace, path: RewritePath, cpuS: number) => number;
+
+/** The base checkout's own wait model (its trace is its own too). */
+async function baseWaitModel(): Promise<WaitModel | undefined> {
+  if (!BASE) return undefined;
+  const mod = (await import(pathToFileURL(join(BASE, 'bench', 'lambda-cost.ts')).href)) as { s3WaitSeconds: WaitModel };
+  return mod.s3WaitSeconds;
+}
+
 async function main(): Promise<void> {
   const rounds = Number(process.argv[2] ?? 3);
   // --append [names]: add rounds (of these workloads only) to the saved runs, e.g. after a run broke off.
@@ -144,7 +165,7 @@ async function main(): Promise<void> {
   const saved = append ? (JSON.parse(readFileSync(RUNS_FILE, 'utf8')) as { loadBefore: string; runs: Record<string, Run[]> }) : undefined;
   const loadBefore = saved?.loadBefore ?? loadAverage();
   const moto = await startMoto();
-  const runs = new Map<string, Run[]>(WORKLOADS.map((w) => [w.name, saved?.runs[w.name] ?? []]));
+  const runs = new Map<string, Run[]>([...WORKLOADS.map((w) => w.name), ...(BASE ? WORKLOADS.map((w) => baseKey(w.name)) : [])].map((k) => [k, saved?.runs[k] ?? []]));
   try {
     const bucket = `cost-${process.pid}`;
     await createBucket(moto.endpoint, bucket);
@@ -155,25 +176,30 @@ async function main(): Promise<void> {
     }
     for (let k = 0; k < rounds; k++) {
       for (const w of k % 2 === 0 ? chosen : [...chosen].reverse()) {
-        const load = loadAverage();
-        const [cmd, args] = nodeChildArgs(SCRIPT, ['--phase', `s3://${bucket}/${w.name}`, moto.endpoint]);
-        // Not spawnSync: this process must keep draining moto's output while the child runs.
-        const child = await execFileAsync(cmd, args, { cwd: REPO_ROOT, maxBuffer: 256 * 2 ** 20 }).catch((e: unknown) => {
-          throw new Error(`${w.name} rewrite failed: ${String(e)}`);
-        });
-        const r = JSON.parse(child.stdout.trim().split('\n').pop() ?? '') as PhaseResult;
-        runs.get(w.name)!.push({ r, load });
-        writeFileSync(RUNS_FILE, JSON.stringify({ loadBefore, runs: Object.fromEntries(runs) }));
-        console.error(`round ${k + 1} ${w.name}: ${r.cpuS[0].toFixed(2)} CPU-s, ${r.wallS[0].toFixed(2)} s wall, ${r.info?.gets} GETs, ${r.info?.puts} PUTs ${r.info?.byCommand} (load ${load})`);
+        const scripts: [string, string][] = [[w.name, SCRIPT]];
+        if (BASE && BASE_WORKLOADS.has(w.name)) scripts.push([baseKey(w.name), join(BASE, 'bench', 'cost-per-gb.ts')]);
+        // Interleaved: this checkout first in even rounds, the base first in odd ones.
+        for (const [key, script] of k % 2 === 0 ? scripts : [...scripts].reverse()) {
+          const load = loadAverage();
+          const [cmd, args] = nodeChildArgs(script, ['--phase', `s3://${bucket}/${w.name}`, moto.endpoint]);
+          // Not spawnSync: this process must keep draining moto's output while the child runs.
+          const child = await execFileAsync(cmd, args, { cwd: REPO_ROOT, maxBuffer: 256 * 2 ** 20 }).catch((e: unknown) => {
+            throw new Error(`${key} rewrite failed: ${String(e)}`);
+          });
+          const r = JSON.parse(child.stdout.trim().split('\n').pop() ?? '') as PhaseResult;
+          runs.get(key)!.push({ r, load });
+          writeFileSync(RUNS_FILE, JSON.stringify({ loadBefore, runs: Object.fromEntries(runs) }));
+          console.error(`round ${k + 1} ${key}: ${r.cpuS[0].toFixed(2)} CPU-s, ${r.wallS[0].toFixed(2)} s wall, ${r.info?.gets} GETs, ${r.info?.puts} PUTs ${r.info?.byCommand} (load ${load})`);
+        }
       }
     }
   } finally {
     await moto.stop();
   }
-  report(runs, loadBefore, loadAverage());
+  report(runs, loadBefore, loadAverage(), await baseWaitModel());
 }
 
-function report(runs: Map<string, Run[]>, loadBefore: string, loadAfter: string): void {
+function report(runs: Map<string, Run[]>, loadBefore: string, loadAfter: string, baseWait: WaitModel | undefined): void {
   const m = machine();
   const lines: string[] = [
     `Machine: ${m.cpu}, ${m.nproc} CPUs, Node ${process.version}; load average (1/5/15 min) ${loadBefore} before, ${loadAfter} after.`,
@@ -184,13 +210,19 @@ function report(runs: Map<string, Run[]>, loadBefore: string, loadAfter: string)
   ];
   const summary: Record<string, unknown> = {};
   const tables: string[] = [];
-  for (const w of WORKLOADS) {
-    const rs = runs.get(w.name)!;
+  const versions = WORKLOADS.flatMap((w) => [
+    { w, key: w.name, label: w.label, wait: s3WaitSeconds as WaitModel },
+    ...(baseWait ? [{ w, key: baseKey(w.name), label: `${w.label}, BASE`, wait: baseWait }] : []),
+  ]);
+  const hashOf = new Map<string, string>();
+  for (const { w, key, label, wait } of versions) {
+    const rs = runs.get(key) ?? [];
+    if (rs.length === 0) continue;
     const cpuS = median(rs.map((x) => x.r.cpuS[0]));
     const mid = rs.find((x) => x.r.cpuS[0] === cpuS) ?? rs[0];
     const info = mid.r.info!;
     const trace = JSON.parse(String(info.trace)) as RequestTrace;
-    const waitS = s3WaitSeconds(trace, w.path, cpuS);
+    const waitS = wait(trace, w.path, cpuS);
     const bytesIn = Number(info.bytesIn);
     const filesIn = Number(info.filesIn);
     const filesPerGb = (filesIn * 1e9) / bytesIn;
@@ -206,17 +238,21 @@ function report(runs: Map<string, Run[]>, loadBefore: string, loadAfter: string)
       groupBytes: POLICY_DEFAULTS.maxGroupBytes,
     };
     const rss = Math.max(...rs.map((x) => Math.round(x.r.maxRssKiB / 1024)));
-    lines.push(`| ${w.label} | ${rs.map((x) => `${x.r.cpuS[0].toFixed(2)} (${x.load.split(' ')[0]})`).join(', ')} | **${cpuS.toFixed(2)}** | ${waitS.toFixed(2)} | ${info.gets} | ${info.puts} | ${String(info.byCommand).replace(/Command/g, '').replace(/[{}"]/g, '').replace(/,/g, ', ')} | ${info.outputs} | ${rss} MiB |`);
+    lines.push(`| ${label} | ${rs.map((x) => `${x.r.cpuS[0].toFixed(2)} (${x.load.split(' ')[0]})`).join(', ')} | **${cpuS.toFixed(2)}** | ${waitS.toFixed(2)} | ${info.gets} | ${info.puts} | ${String(info.byCommand).replace(/Command/g, '').replace(/[{}"]/g, '').replace(/,/g, ', ')} | ${info.outputs} | ${rss} MiB |`);
     const rows: [string, LambdaCost][] = [
-      [`${w.label}, 1,769 MB, CPU only`, measuredCostPerGb(measured, 1769, 1, false)],
-      [`${w.label}, 1,769 MB, CPU + S3 wait`, measuredCostPerGb(measured, 1769, 1, true)],
-      [`${w.label}, 10,240 MB, CPU only`, measuredCostPerGb(measured, 10240, 6, false)],
-      [`${w.label}, 10,240 MB, CPU + S3 wait`, measuredCostPerGb(measured, 10240, 6, true)],
+      [`${label}, 1,769 MB, CPU only`, measuredCostPerGb(measured, 1769, 1, false)],
+      [`${label}, 1,769 MB, CPU + S3 wait`, measuredCostPerGb(measured, 1769, 1, true)],
+      [`${label}, 10,240 MB, CPU only`, measuredCostPerGb(measured, 10240, 6, false)],
+      [`${label}, 10,240 MB, CPU + S3 wait`, measuredCostPerGb(measured, 10240, 6, true)],
     ];
-    tables.push('', `${w.label}: ${filesIn} files, ${bytesIn.toLocaleString('en-US')} B in, ${Math.round(filesPerGb).toLocaleString('en-US')} files per GB, S3 Tables $${s3TablesPerGb(filesPerGb).toFixed(4)} per GB`, '', ...costRows(rows, filesPerGb));
-    summary[w.name] = { getsPerGb: Math.round(getsPerGb), putsPerGb: +measured.putsPerGb.toFixed(1), cpuS: rs.map((x) => +x.r.cpuS[0].toFixed(2)), loads: rs.map((x) => x.load), medianCpuS: cpuS, waitS: +waitS.toFixed(2), info, rows: Object.fromEntries(rows.map(([l, c]) => [l, +c.total.toFixed(5)])) };
+    tables.push('', `${label}: ${filesIn} files, ${bytesIn.toLocaleString('en-US')} B in, ${Math.round(filesPerGb).toLocaleString('en-US')} files per GB, S3 Tables $${s3TablesPerGb(filesPerGb).toFixed(4)} per GB`, '', ...costRows(rows, filesPerGb));
+    summary[key] = { getsPerGb: Math.round(getsPerGb), putsPerGb: +measured.putsPerGb.toFixed(1), cpuS: rs.map((x) => +x.r.cpuS[0].toFixed(2)), loads: rs.map((x) => x.load), medianCpuS: cpuS, waitS: +waitS.toFixed(2), info, rows: Object.fromEntries(rows.map(([l, c]) => [l, +c.total.toFixed(5)])) };
     const hashes = new Set(rs.map((x) => x.r.info?.hashOut));
-    if (hashes.size !== 1) throw new Error(`${w.name}: the rounds disagree on the output rows`);
+    if (hashes.size !== 1) throw new Error(`${key}: the rounds disagree on the output rows`);
+    // The base and this checkout must have written the same rows.
+    const hash = String(info.hashOut);
+    if ((hashOf.get(w.name) ?? hash) !== hash) throw new Error(`${key}: the base and this checkout disagree on the output rows`);
+    hashOf.set(w.name, hash);
   }
   console.log(JSON.stringify(summary, null, 2));
   console.log([...lines, ...tables].join('\n'));
@@ -226,7 +262,7 @@ if (process.argv[2] === '--phase') {
   await rewritePhase(process.argv[3], process.argv[4]);
 } else if (process.argv[2] === '--report') {
   const saved = JSON.parse(readFileSync(RUNS_FILE, 'utf8')) as { loadBefore: string; runs: Record<string, Run[]> };
-  report(new Map(Object.entries(saved.runs)), saved.loadBefore, loadAverage());
+  report(new Map(Object.entries(saved.runs)), saved.loadBefore, loadAverage(), await baseWaitModel());
 } else {
   await main();
 }

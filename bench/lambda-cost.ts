@@ -93,7 +93,9 @@ export interface RequestTrace {
   readonly inputFirst: readonly number[];
   /** Bytes of every later GET of an input (row groups). */
   readonly inputLater: readonly number[];
-  /** Bytes of every GET of an output (the proof's re-read). */
+  /** Bytes of each output's first GET (the proof's footer read). */
+  readonly outputFooters: readonly number[];
+  /** Bytes of every later GET of an output (the proof's re-read of its row groups), in the order sent. */
   readonly outputGets: readonly number[];
   /** Per output file: bytes of its PutObject or of each UploadPart, in order, and its multipart create/complete count. */
   readonly outputs: readonly { readonly parts: readonly number[]; readonly steps: number }[];
@@ -101,10 +103,39 @@ export interface RequestTrace {
 
 export type RewritePath = 'decode' | 'copy';
 
-/** Concurrency the code keeps (lib/io/read-ahead.ts, lib/compaction/chunk-copy.ts FOOTER_READS, S3FileIO queueSize). */
+/**
+ * Concurrency the code keeps (lib/io/read-ahead.ts, lib/compaction/chunk-copy.ts FOOTER_READS, S3FileIO
+ * queueSize, lib/io/read-window.ts with lib/parquet/chunk-copy.ts DEFAULT_COPY_READ_BYTES).
+ */
 const READ_AHEAD_FILES = 16;
 const FOOTER_READS = 8;
 const PARTS_IN_FLIGHT = 4;
+const COPY_WINDOW = { bytes: 64 * 2 ** 20, reads: 16 };
+
+/**
+ * Seconds to read `sizes` through a read window (lib/io/read-window.ts): started in list order while
+ * fewer than `reads` and at most `bytes` are held (one alone when larger), each let go when the
+ * consumer takes it: in list order (`ordered`) or as it completes. The consumer's own time is not in it.
+ */
+export function windowSeconds(sizes: readonly number[], t: (bytes: number) => number, window: { bytes: number; reads: number }, ordered: boolean): number {
+  const held: { release: number; size: number }[] = [];
+  let heldBytes = 0;
+  let now = 0;
+  let last = 0;
+  for (const size of sizes) {
+    while (held.length > 0 && (held.length >= window.reads || heldBytes + size > window.bytes)) {
+      held.sort((a, b) => a.release - b.release);
+      const gone = held.shift()!;
+      now = Math.max(now, gone.release);
+      heldBytes -= gone.size;
+    }
+    const finish = now + t(size);
+    last = ordered ? Math.max(last, finish) : finish;
+    held.push({ release: last, size });
+    heldBytes += size;
+  }
+  return held.reduce((m, h) => Math.max(m, h.release), 0);
+}
 
 /**
  * Seconds a run waits on S3 beyond its CPU time, from the requests it sent: each takes first-byte
@@ -112,22 +143,25 @@ const PARTS_IN_FLIGHT = 4;
  * - decode: inputs' first reads are read ahead (16 at once) behind the decoding CPU, only what
  *   passes the CPU time waits; later reads of an input (row groups past the tail) wait whole;
  *   an output's parts upload while it is encoded, its last part and the multipart steps wait;
- * - copy: footers are read 8 at once before the copy; the row groups are read one ahead while
- *   the previous one uploads (4 parts in flight), so the longer of reading and uploading waits;
- * - both: the proof re-reads the outputs one request at a time.
+ *   the proof re-reads the outputs one request at a time (readBatches);
+ * - copy: footers are read 8 at once before the copy; the row groups are read through a window
+ *   (64 MiB, 16 reads, in order) ahead of the upload (4 parts in flight), so the longer of reading
+ *   and uploading waits; the proof reads each output's footer in turn, then every row group of
+ *   every output through one such window (handed over as they complete).
  */
 export function s3WaitSeconds(trace: RequestTrace, path: RewritePath, cpuS: number, link: S3Link = S3_LINK): number {
   const t = (bytes: number): number => link.firstByteMs / 1000 + bytes / (link.mbPerS * MB);
   const sum = (xs: readonly number[]): number => xs.reduce((n, b) => n + t(b), 0);
   const steps = trace.outputs.reduce((n, o) => n + o.steps, 0) * t(0);
-  const proof = sum(trace.outputGets);
   if (path === 'decode') {
     const ahead = Math.max(0, sum(trace.inputFirst) / READ_AHEAD_FILES - cpuS);
     const lastParts = trace.outputs.reduce((n, o) => n + (o.parts.length > 0 ? t(o.parts[o.parts.length - 1]) : 0), 0);
-    return ahead + sum(trace.inputLater) + lastParts + steps + proof;
+    return ahead + sum(trace.inputLater) + lastParts + steps + sum(trace.outputFooters) + sum(trace.outputGets);
   }
   const uploads = trace.outputs.reduce((n, o) => n + sum(o.parts), 0) / PARTS_IN_FLIGHT;
-  return sum(trace.inputFirst) / FOOTER_READS + Math.max(sum(trace.inputLater), uploads) + steps + proof;
+  const reads = windowSeconds(trace.inputLater, t, COPY_WINDOW, true);
+  const proof = sum(trace.outputFooters) + windowSeconds(trace.outputGets, t, COPY_WINDOW, false);
+  return sum(trace.inputFirst) / FOOTER_READS + Math.max(reads, uploads) + steps + proof;
 }
 
 /** Step Functions transitions per GB: one per group (the Map's rewrite), six per run (plan, choice, map, commit, report, succeed) over `runBytes`. */

@@ -32,8 +32,8 @@ import type { StructType } from '../iceberg/types.js';
 import type { ReadAheadRange } from '../io/read-ahead.js';
 import { readAheadRange, readFooter } from '../parquet/footer.js';
 import {
-  copyProblem, copySource, copyTemplate, rowGroupDigests, writeCopiedFile,
-  type ChunkFault, type CopiedFile, type CopyPart, type CopySource, type CopyTemplate,
+  copyProblem, copySource, copyTemplate, DEFAULT_COPY_READ_BYTES, rowGroupDigests, writeCopiedFile,
+  type ChunkFault, type CopiedFile, type CopyPart, type CopyReads, type CopySource, type CopyTemplate,
 } from '../parquet/chunk-copy.js';
 import { metricsFromStatistics } from '../parquet/statistics-metrics.js';
 import { toDataFile } from '../table/data-writer.js';
@@ -45,6 +45,11 @@ import type { FileGroup, Plan } from './messages.js';
 export const COPY_MIN_ROW_GROUP_BYTES_PROPERTY = 'packice.rewrite.copy-min-row-group-bytes';
 /** Default floor; see BENCHMARKS.md "Column-chunk copy" for the measurement behind it. */
 export const DEFAULT_COPY_MIN_ROW_GROUP_BYTES = 1024 * 1024;
+/**
+ * Table property: row-group bytes the copy reads ahead of its upload, and the proof re-reads, at once
+ * (at most 16 reads; a larger row group is read alone).
+ */
+export const COPY_READ_BYTES_PROPERTY = 'packice.rewrite.copy-read-bytes';
 /** Footers read at once. */
 const FOOTER_READS = 8;
 
@@ -55,6 +60,8 @@ export interface ChunkCopyOptions {
   readonly writeSchema: StructType;
   /** Damage the first chunk written (tests of the proof). */
   readonly fault?: ChunkFault;
+  /** How row groups are read (default: the table property COPY_READ_BYTES_PROPERTY, 16 reads). */
+  readonly reads?: CopyReads;
 }
 
 /** Why a task's file is not copied (undefined: it may be, once its footer agrees). */
@@ -116,6 +123,7 @@ export class ChunkCopy {
     private readonly plan: Plan,
     private readonly group: FileGroup,
     private readonly options: ChunkCopyOptions,
+    private readonly reads: CopyReads,
     private readonly template: CopyTemplate,
     /** Copied inputs with their footers, in group order. */
     private readonly sources: ReadonlyArray<{ readonly task: FileScanTask; readonly source: CopySource }>,
@@ -149,7 +157,8 @@ export class ChunkCopy {
       else seeds.set(task.dataFile.filePath, { path: task.dataFile.filePath, start: read.tailStart, end: read.fileLength, bytes: read.tail });
     });
     const copied = new Set(sources.map((s) => s.task));
-    return new ChunkCopy(io, metadata, plan, group, options, template, sources, tasks.filter((t) => !copied.has(t)), seeds);
+    const copyReads = options.reads ?? { bytes: intProperty(metadata, COPY_READ_BYTES_PROPERTY, DEFAULT_COPY_READ_BYTES) };
+    return new ChunkCopy(io, metadata, plan, group, options, copyReads, template, sources, tasks.filter((t) => !copied.has(t)), seeds);
   }
 
   /**
@@ -204,7 +213,7 @@ export class ChunkCopy {
         const name = `${safeName(this.group.id)}-copy-${String(this.started.length).padStart(5, '0')}-${this.uuid}.parquet`;
         const path = locations.newDataLocation(name, folder);
         this.started.push(path);
-        const copied = await writeCopiedFile(this.io, path, this.template, parts, fault ? { fault } : {});
+        const copied = await writeCopiedFile(this.io, path, this.template, parts, { reads: this.reads, ...(fault ? { fault } : {}) });
         fault = undefined;
         this.written.push(copied);
         for (const rg of copied.rowGroups) {
@@ -227,11 +236,13 @@ export class ChunkCopy {
     return out;
   }
 
-  /** Re-reads every copied output from storage into `checkOut`: row counts and chunk digests. */
+  /**
+   * Re-reads every copied output from storage into `checkOut`: row counts and chunk digests, several
+   * row groups in flight, added as they arrive (the checksum is a sum: order does not matter).
+   */
   async prove(checkOut: RowSetChecksum): Promise<void> {
-    for (const f of this.written) {
-      for (const rg of await rowGroupDigests(this.io, f.path, f.fileSizeInBytes)) checkOut.addDigest(rg.digest[0], rg.digest[1], rg.rows);
-    }
+    const files = this.written.map((f) => ({ path: f.path, length: f.fileSizeInBytes }));
+    for await (const rg of rowGroupDigests(this.io, files, this.reads)) checkOut.addDigest(rg.digest[0], rg.digest[1], rg.rows);
   }
 
   /** Deletes every file this copy started (best effort). */

@@ -23,8 +23,9 @@
 import { createHash } from 'node:crypto';
 import * as arrow from 'apache-arrow';
 import * as pw from 'parquet-wasm';
-import { InvalidFileError } from '../errors.js';
+import { InvalidFileError, IoError, PackiceError } from '../errors.js';
 import type { FileIO, InputFile } from '../io/file-io.js';
+import { readWindow, type ReadWindowOptions, type ReadWindowStats } from '../io/read-window.js';
 import type { StructType } from '../iceberg/types.js';
 import { annotateUuidColumns, checkLeadingMagic, decodeFooter, leafColumns, readFooter, schemaTree, splitOffsets, type FooterRead, type ParquetFooter } from './footer.js';
 import { readTypedStruct, ThriftType, type TypedField, type TypedList, type TypedValue, writeTypedStruct } from './thrift.js';
@@ -34,6 +35,12 @@ import { CREATED_BY, uuidFieldIds } from './writer.js';
 const MAGIC = Uint8Array.of(0x50, 0x41, 0x52, 0x31);
 /** Most bytes one range read fetches: a row group larger than this is read in pieces (memory). */
 const MAX_READ_BYTES = 64 * 1024 * 1024;
+/**
+ * Row-group bytes read or in flight at once, by the copy (ahead of the upload) and by the proof's
+ * re-read: enough for S3's first-byte latency and per-connection throughput to overlap over a dozen
+ * few-MB row groups, well under a one-vCPU Lambda's 1,769 MB (the upload holds its parts apart).
+ */
+export const DEFAULT_COPY_READ_BYTES = 64 * 1024 * 1024;
 const utf8 = new TextEncoder();
 
 // ---------------------------------------------------------------------------------------------
@@ -287,19 +294,24 @@ export interface CopiedFile {
 /** Test-only damage done to the bytes written after the source was digested (the proof must catch it). */
 export type ChunkFault = 'alter-byte' | 'drop-byte';
 
+/** How the copy and the proof read row groups (lib/io/read-window.ts); defaults: DEFAULT_COPY_READ_BYTES, 16 reads. */
+export type CopyReads = Partial<Omit<ReadWindowOptions, 'ordered'>>;
+
 /**
  * Writes `parts` (row groups of sources sharing `key`) into one new file at `path`, streaming:
- * the row group being written and the next one, read meanwhile, are held.
+ * the row group being written and those read ahead of it (`reads`: bounded in bytes and count) are held.
  */
 export async function writeCopiedFile(
   io: FileIO,
   path: string,
   template: CopyTemplate,
   parts: readonly CopyPart[],
-  options: { readonly fault?: ChunkFault } = {},
+  options: { readonly fault?: ChunkFault; readonly reads?: CopyReads; readonly stats?: ReadWindowStats } = {},
 ): Promise<CopiedFile> {
   if (parts.length === 0) throw new InvalidFileError('a copied file needs at least one row group', { path });
   const first = parts[0].source;
+  const other = parts.find((p) => p.source.key !== first.key);
+  if (other) throw new InvalidFileError(`${other.source.path} was written by another writer than ${first.path}`, { path });
   const inputs = new Map<string, InputFile>();
   const rowGroups: CopiedRowGroup[] = [];
   const newGroups: TypedField[][] = [];
@@ -311,24 +323,18 @@ export async function writeCopiedFile(
   async function* content(): AsyncGenerator<Uint8Array> {
     yield MAGIC;
     at = MAGIC.length;
-    // The next row group is read while this one is written (two held at most).
+    // Later row groups are read while this one is written: their first-byte latencies overlap.
     const fetch = (part: CopyPart): Promise<Uint8Array[]> => {
       let input = inputs.get(part.source.path);
       if (!input) inputs.set(part.source.path, (input = io.newInputFile(part.source.path)));
-      const read = readChunks(input, chunkSpans(struct(items(get(part.source.typed, 4))[part.rowGroup])));
-      // Awaited below; this keeps a read the generator never reaches (it failed first) from going unhandled.
-      read.catch(() => undefined);
-      return read;
+      return readChunks(input, chunkSpans(struct(items(get(part.source.typed, 4))[part.rowGroup])));
     };
-    let next = fetch(parts[0]);
-    for (const [p, part] of parts.entries()) {
+    const window: ReadWindowOptions = { ...options.reads, bytes: options.reads?.bytes ?? DEFAULT_COPY_READ_BYTES, ordered: true };
+    for await (const { item: part, value: bytes } of readWindow(parts, partBytes, fetch, window, options.stats)) {
       const { source } = part;
-      if (source.key !== first.key) throw new InvalidFileError(`${source.path} was written by another writer than ${first.path}`, { path });
       const rg = struct(items(get(source.typed, 4))[part.rowGroup]);
       const numRows = num(get(rg, 3));
       const spans = chunkSpans(rg);
-      const bytes = await next;
-      if (p + 1 < parts.length) next = fetch(parts[p + 1]);
       const digest = rowGroupDigest(numRows, template.signature, spans, bytes);
       const rgStart = at;
       const chunks = spans.map((s, k) => {
@@ -391,21 +397,53 @@ export async function writeCopiedFile(
   return { path, fileSizeInBytes: at, recordCount: rows, splitOffsets: splitOffsets(parsed), footer: parsed, footerBytes: footer!, rowGroups };
 }
 
+/** Compressed bytes of a part's row group: what reading it holds. */
+function partBytes(part: CopyPart): number {
+  return part.source.rowGroups[part.rowGroup].bytes;
+}
+
+/** A copied row group as re-read for the proof. */
+export interface RereadRowGroup {
+  readonly path: string;
+  readonly rows: number;
+  readonly digest: Digest;
+}
+
 /**
- * The digests of a copied file's row groups, re-read from storage (footer, then one range read
- * per row group): what the proof compares with the sources' digests.
+ * The digests of copied files' row groups, re-read from storage: each file's footer (its length
+ * is known: no HEAD), then every row group of every file through one read window (`reads`), handed
+ * over as their reads complete, in no set order: the proof sums them. What the proof compares with
+ * the sources' digests. A failed read fails the iteration with an IoError naming its file.
  */
-export async function rowGroupDigests(io: FileIO, path: string, length?: number): Promise<{ readonly rows: number; readonly digest: Digest }[]> {
-  // The length written is known: no HEAD request for it.
-  const input = io.newInputFile(path, length);
-  const read = await readFooter(input);
-  const typed = readTypedStruct(read.footerBytes);
-  const signature = schemaSignature(items(get(typed, 2)));
-  const out: { rows: number; digest: Digest }[] = [];
-  for (const rg of items(get(typed, 4))) {
-    const spans = chunkSpans(struct(rg));
-    const rows = num(get(struct(rg), 3));
-    out.push({ rows, digest: rowGroupDigest(rows, signature, spans, await readChunks(input, spans)) });
+export async function* rowGroupDigests(
+  io: FileIO,
+  files: readonly { readonly path: string; readonly length?: number }[],
+  reads: CopyReads = {},
+  stats?: ReadWindowStats,
+): AsyncGenerator<RereadRowGroup> {
+  const groups: { input: InputFile; index: number; signature: string; spans: ChunkSpan[]; rows: number; bytes: number }[] = [];
+  for (const f of files) {
+    const input = io.newInputFile(f.path, f.length);
+    const read = await readFooter(input);
+    const typed = readTypedStruct(read.footerBytes);
+    const signature = schemaSignature(items(get(typed, 2)));
+    items(get(typed, 4)).forEach((rg, index) => {
+      const spans = chunkSpans(struct(rg));
+      const bytes = spans.length === 0 ? 0 : Math.max(...spans.map((s) => s.end)) - Math.min(...spans.map((s) => s.start));
+      groups.push({ input, index, signature, spans, rows: num(get(struct(rg), 3)), bytes });
+    });
   }
-  return out;
+  const reread = (g: (typeof groups)[number]): Promise<Uint8Array[]> =>
+    readChunks(g.input, g.spans).catch((e: unknown) => {
+      const message = e instanceof Error ? e.message : String(e);
+      throw new IoError(`re-reading row group ${g.index} for the proof failed: ${message}`, {
+        path: g.input.path,
+        cause: e,
+        retryable: e instanceof PackiceError ? e.retryable : true,
+      });
+    });
+  const window: ReadWindowOptions = { ...reads, bytes: reads.bytes ?? DEFAULT_COPY_READ_BYTES, ordered: false };
+  for await (const { item: g, value } of readWindow(groups, (x) => x.bytes, reread, window, stats)) {
+    yield { path: g.input.path, rows: g.rows, digest: rowGroupDigest(g.rows, g.signature, g.spans, value) };
+  }
 }
