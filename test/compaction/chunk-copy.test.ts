@@ -7,11 +7,13 @@ import { describe, expect, it } from 'vitest';
 import { loadTable, type Table } from '../../lib/catalog/table.js';
 import { commitCompaction } from '../../lib/compaction/commit.js';
 import { readCompactionMap } from '../../lib/compaction/compaction-map.js';
-import { COPY_MIN_ROW_GROUP_BYTES_PROPERTY } from '../../lib/compaction/chunk-copy.js';
+import { COPY_MIN_ROW_GROUP_BYTES_PROPERTY, COPY_READ_BYTES_PROPERTY } from '../../lib/compaction/chunk-copy.js';
 import type { DataFileJson, GroupResult, Plan } from '../../lib/compaction/messages.js';
 import { remapPosition } from '../../lib/compaction/remap.js';
 import { rewriteGroup } from '../../lib/compaction/rewriter.js';
-import { InvalidFileError, ValidationError } from '../../lib/errors.js';
+import { InvalidFileError, IoError, ValidationError } from '../../lib/errors.js';
+import type { FileIO } from '../../lib/io/file-io.js';
+import { ForwardingFileIO } from '../../lib/io/forwarding.js';
 import { fileIOFor } from '../../lib/io/index.js';
 import { LocalFileIO } from '../../lib/io/local.js';
 import { stringifyJson } from '../../lib/iceberg/json.js';
@@ -298,5 +300,172 @@ describe('chunk copy: the proof catches damaged bytes', () => {
     const err = await rewriteGroup(io, t.metadata, plan, plan.groups[0], { faults: { corruptCopiedChunk: 'drop-byte' } }).catch((e: unknown) => e);
     expect(err instanceof ValidationError || err instanceof InvalidFileError).toBe(true);
     expect(listTree(t.location)).toEqual(tree);
+  });
+});
+
+interface InFlight {
+  now: number;
+  bytes: number;
+  max: number;
+  maxBytes: number;
+}
+
+/**
+ * Watches the copy's reads: the inputs' row-group reads (those after the first write began: the
+ * footers come before) and the proof's re-read of the copied outputs (after each one's footer read),
+ * how many of each were in flight at once. Output reads can be slowed so that they complete in the
+ * reverse of the order they started, and one of them can fail.
+ */
+class CopyProbe extends ForwardingFileIO {
+  readonly inputs: InFlight = { now: 0, bytes: 0, max: 0, maxBytes: 0 };
+  readonly outputs: InFlight = { now: 0, bytes: 0, max: 0, maxBytes: 0 };
+  /** Output row-group reads, `path@start`, as they started and as they completed. */
+  readonly started: string[] = [];
+  readonly completed: string[] = [];
+  private writing = false;
+  private readonly footers = new Set<string>();
+
+  constructor(inner: FileIO, private readonly options: { readonly reverse?: boolean; readonly failOutputRead?: number } = {}) {
+    super(inner);
+  }
+
+  override write(path: string, data: Uint8Array | AsyncIterable<Uint8Array>): Promise<void> {
+    this.writing = true;
+    return super.write(path, data);
+  }
+
+  override async readRange(path: string, start: number, end: number): Promise<Uint8Array> {
+    const output = isCopyPath(path);
+    if (output && !this.footers.has(path)) {
+      this.footers.add(path);
+      return this.inner.readRange(path, start, end);
+    }
+    if (!output && !this.writing) return this.inner.readRange(path, start, end);
+    const c = output ? this.outputs : this.inputs;
+    const k = output ? this.started.push(`${path}@${start}`) - 1 : -1;
+    c.now++;
+    c.bytes += end - start;
+    c.max = Math.max(c.max, c.now);
+    c.maxBytes = Math.max(c.maxBytes, c.bytes);
+    try {
+      if (output && this.options.reverse) await new Promise((r) => setTimeout(r, Math.max(0, 60 - 4 * k)));
+      if (k >= 0 && k === this.options.failOutputRead) throw new Error('socket hang up');
+      const bytes = await this.inner.readRange(path, start, end);
+      if (output) this.completed.push(`${path}@${start}`);
+      return bytes;
+    } finally {
+      c.now--;
+      c.bytes -= end - start;
+    }
+  }
+}
+
+const isCopyPath = (p: string): boolean => p.includes('-copy-');
+
+/** Compressed bytes of every row group of the group's inputs. */
+async function rowGroupBytes(inputs: readonly { readonly file: DataFileJson }[]): Promise<number[]> {
+  const out: number[] = [];
+  for (const i of inputs) {
+    for (const rg of (await readFooter(io.newInputFile(i.file.filePath))).footer.rowGroups) out.push(rg.columns.reduce((n, c) => n + Number(c.totalCompressedSize), 0));
+  }
+  return out;
+}
+
+describe('chunk copy: several row groups in flight', () => {
+  it('reads row groups ahead of the upload and re-reads them for the proof several at once; the proof does not depend on the order', async () => {
+    const t = await chunkCopyTable(io, 20, 30);
+    const plan = await planAll(io, t.metadata);
+    const group = plan.groups.find((g) => g.inputs.length === 20)!;
+    const plain = await rewriteGroup(io, t.metadata, plan, group);
+    const probe = new CopyProbe(io, { reverse: true });
+    const r = await rewriteGroup(probe, t.metadata, plan, group);
+    expect(r.outputs.map((o) => Number(o.recordCount))).toEqual(plain.outputs.map((o) => Number(o.recordCount)));
+    expect(await rowGroups(r.outputs[0])).toBe(20);
+    // Same rows, same proof as a run whose reads came in order.
+    expect(r.checksums).toEqual(plain.checksums);
+    expect(r.checksums.hashOut).toBe(r.checksums.hashIn);
+    // The default window: 16 reads at once (these row groups are far under its 64 MiB).
+    expect(probe.outputs.max).toBe(16);
+    expect(probe.inputs.max).toBeGreaterThan(1);
+    expect(probe.inputs.max).toBeLessThanOrEqual(16);
+    // Every row group re-read once, and hashed in another order than it was asked for.
+    expect([...probe.completed].sort()).toEqual([...probe.started].sort());
+    expect(probe.started).toHaveLength(20);
+    expect(probe.completed).not.toEqual(probe.started);
+  });
+
+  it('keeps the bytes in flight within the table property', async () => {
+    const t = await chunkCopyTable(io, 12, 30);
+    const plan = await planAll(io, t.metadata);
+    const group = plan.groups.find((g) => g.inputs.length === 12)!;
+    const sizes = await rowGroupBytes(group.inputs);
+    // Room for three of the largest row groups.
+    const bound = 3 * Math.max(...sizes);
+    const probe = new CopyProbe(io, { reverse: true });
+    const r = await rewriteGroup(probe, withProperty(t.metadata, COPY_READ_BYTES_PROPERTY, String(bound)), plan, group);
+    expect(r.checksums.hashOut).toBe(r.checksums.hashIn);
+    // The first row group is read from byte 0, with the 4 bytes of the leading magic.
+    for (const c of [probe.inputs, probe.outputs]) {
+      expect(c.max).toBeGreaterThanOrEqual(3);
+      expect(c.maxBytes).toBeLessThanOrEqual(bound + 4);
+    }
+    // A bound under one row group: one at a time, still the same proof.
+    const one = new CopyProbe(io);
+    const r1 = await rewriteGroup(one, withProperty(t.metadata, COPY_READ_BYTES_PROPERTY, '0'), plan, group);
+    expect(r1.checksums).toEqual(r.checksums);
+    expect(one.outputs.max).toBe(1);
+    expect(one.inputs.max).toBe(1);
+  });
+
+  it('a failed ranged GET of the proof fails the group naming the file, and leaves nothing behind', async () => {
+    const t = await chunkCopyTable(io, 10, 30);
+    const plan = await planAll(io, t.metadata);
+    const group = plan.groups.find((g) => g.inputs.length === 10)!;
+    const tree = listTree(t.location);
+    const probe = new CopyProbe(io, { reverse: true, failOutputRead: 3 });
+    const err = await rewriteGroup(probe, t.metadata, plan, group).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(IoError);
+    const failed = probe.started[3].split('@')[0];
+    expect((err as IoError).path).toBe(failed);
+    expect((err as Error).message).toMatch(new RegExp(`^${failed.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: re-reading row group \\d+ for the proof failed: socket hang up$`));
+    // Reads still in flight finish into nothing; the outputs are gone, nothing was committed.
+    await new Promise((r) => setTimeout(r, 100));
+    expect(listTree(t.location)).toEqual(tree);
+    expect((await loadTable(t.location)).metadata.currentSnapshotId).toBe(t.metadata.currentSnapshotId);
+  });
+});
+
+describe('chunk copy on S3 (moto): several row groups in flight', () => {
+  async function keys(s3: FileIO, location: string): Promise<string[]> {
+    const out: string[] = [];
+    for await (const f of s3.list(location)) out.push(f.path);
+    return out.sort();
+  }
+
+  it('proves a group whose re-read completes out of order, and a failed ranged GET fails it naming the file, nothing left', async () => {
+    const location = `s3://${await freshBucket()}/warehouse/window`;
+    const s3 = fileIOFor(location, { s3Endpoint: testS3Endpoint() });
+    const t = await chunkCopyTable(s3, 8, 40, { location });
+    const before = await tableRows(t);
+    const plan = await planAll(s3, t.metadata);
+    const group = plan.groups.find((g) => g.inputs.length === 8)!;
+    const files = await keys(s3, location);
+
+    const broken = new CopyProbe(s3, { reverse: true, failOutputRead: 5 });
+    const err = await rewriteGroup(broken, t.metadata, plan, group).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(IoError);
+    expect((err as Error).message).toContain(`${broken.started[5].split('@')[0]}: re-reading row group`);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await keys(s3, location)).toEqual(files);
+
+    const probe = new CopyProbe(s3, { reverse: true });
+    const r = await rewriteGroup(probe, t.metadata, plan, group);
+    expect(r.checksums.hashOut).toBe(r.checksums.hashIn);
+    expect(probe.outputs.max).toBe(8);
+    expect(probe.completed).not.toEqual(probe.started);
+    const results = [r];
+    for (const g of plan.groups) if (g.id !== group.id) results.push(await rewriteGroup(s3, t.metadata, plan, g));
+    await commitCompaction(t, plan, results);
+    expect(await tableRows(await loadTable(location, { s3Endpoint: testS3Endpoint() }))).toEqual(before);
   });
 });
