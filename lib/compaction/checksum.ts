@@ -586,7 +586,8 @@ function fixedWords(data: AnyData, lanes: ColumnLanes, rows: Active, id: number 
  * The hot loop of UTF-8 columns, after the field id `id` when there is one: ASCII values hash
  * word by word from their bytes (two per word, as UTF-16 code units), the ASCII test made in the
  * same loop; a value with a non-ASCII byte is left in `lanes.deferred` (id mixed, value not) and
- * hashed from its decoded string after the loop.
+ * hashed from its decoded string after the loop. Its start (id, null) repeats fixedWords' on
+ * purpose: one kernel for both, or a helper for that start, measured 45% and 16% slower.
  */
 function utf8Words(data: AnyData, lanes: ColumnLanes, rows: Active, id: number | undefined): void {
   const offsets = data.valueOffsets as Int32Array;
