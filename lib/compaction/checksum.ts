@@ -409,19 +409,22 @@ class ColumnLanes {
   size = 0;
   private readonly one = new Lanes();
 
+  /** Fresh states (seeds, no words) to copy from: a copy is a memcpy, a loop setting them is not. */
+  private fresh = new Int32Array(0);
+
   /** Starts `size` fresh rows. */
   reset(size: number): void {
     if (this.deferred.length < size) {
       this.s = new Int32Array(3 * size);
       this.deferred = new Int32Array(size);
+      this.fresh = new Int32Array(3 * size);
+      for (let j = 0; j < 3 * size; j += 3) {
+        this.fresh[j] = SEED_A;
+        this.fresh[j + 1] = SEED_B;
+      }
     }
     this.size = size;
-    const s = this.s;
-    for (let j = 0; j < 3 * size; j += 3) {
-      s[j] = SEED_A;
-      s[j + 1] = SEED_B;
-      s[j + 2] = 0;
-    }
+    this.s.set(this.fresh.subarray(0, 3 * size));
   }
 
   word(i: number, w: number): void {
