@@ -40,12 +40,19 @@ export interface ColumnMetrics {
 type AnyData = arrow.Data<arrow.DataType>;
 const utf8 = new TextDecoder('utf-8');
 
-const never = (): boolean => false;
-
-/** Unsigned byte order of bytes[a, a + la) and bytes[b, b + lb). */
-function compareAt(bytes: Uint8Array, a: number, la: number, b: number, lb: number): number {
+/**
+ * Unsigned byte order of bytes[a, a + la) and bytes[b, b + lb), `view` over the same bytes:
+ * four bytes at a time, read big-endian so the words order as the bytes do.
+ */
+function compareAt(view: DataView, bytes: Uint8Array, a: number, la: number, b: number, lb: number): number {
   const m = la < lb ? la : lb;
-  for (let k = 0; k < m; k++) {
+  let k = 0;
+  for (; k + 4 <= m; k += 4) {
+    const x = view.getUint32(a + k);
+    const y = view.getUint32(b + k);
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  for (; k < m; k++) {
     const x = bytes[a + k];
     const y = bytes[b + k];
     if (x !== y) return x < y ? -1 : 1;
@@ -62,6 +69,28 @@ function compareWords(a: Uint32Array, ai: number, b: Uint32Array, bi: number, st
     if (a[ai + w] !== b[bi + w]) return a[ai + w] < b[bi + w] ? -1 : 1;
   }
   return 0;
+}
+
+/** `nulls[i]` is 1 when row i is null (or under a null struct); undefined when no row is. */
+type Nulls = Uint8Array | undefined;
+
+/**
+ * Which rows of `data` are null, or under a struct `masked` marks null: undefined when none can
+ * be (no null and no mask), so the loops test nothing per value.
+ */
+function nullsOf(data: AnyData, masked: Uint8Array | undefined): { at: Uint8Array; count: number } | undefined {
+  const bitmap = data.nullCount > 0 && data.nullBitmap && data.nullBitmap.length > 0 ? data.nullBitmap : undefined;
+  if (!masked && !bitmap) return undefined;
+  const n = data.length;
+  const at = new Uint8Array(n);
+  let count = 0;
+  for (let i = 0, bit = data.offset; i < n; i++, bit++) {
+    if ((masked !== undefined && masked[i] === 1) || (bitmap !== undefined && (bitmap[bit >> 3] & (1 << (bit & 7))) === 0)) {
+      at[i] = 1;
+      count++;
+    }
+  }
+  return { at, count };
 }
 
 /** Tracks one primitive column. Min/max are kept in a kind-specific form and converted at the end. */
@@ -85,20 +114,9 @@ class LeafMetrics {
   update(data: AnyData, masked: Uint8Array | undefined): void {
     const n = data.length;
     this.values += n;
-    // Undefined when no row is null: the loops below then test nothing per value.
-    let isNull: ((i: number) => boolean) | undefined;
-    if (masked || data.nullCount > 0) {
-      const nulls = new Uint8Array(n);
-      let count = 0;
-      for (let i = 0; i < n; i++) {
-        if ((masked !== undefined && masked[i] === 1) || !isValidAt(data, i)) {
-          nulls[i] = 1;
-          count++;
-        }
-      }
-      this.nulls += count;
-      if (count > 0) isNull = (i) => nulls[i] === 1;
-    }
+    const nulls = nullsOf(data, masked);
+    if (nulls !== undefined) this.nulls += nulls.count;
+    const isNull = nulls?.count ? nulls.at : undefined;
 
     if (isLongValued(this.type)) {
       if (this.bounds) this.longs(data.values as BigInt64Array, n, isNull);
@@ -118,24 +136,28 @@ class LeafMetrics {
         return;
       case 'uuid':
       case 'fixed':
-        if (this.bounds) this.fixedBytes(data.values as Uint8Array, (data.type as arrow.FixedSizeBinary).byteWidth, n, isNull ?? never);
+        if (this.bounds) this.fixedBytes(data.values as Uint8Array, (data.type as arrow.FixedSizeBinary).byteWidth, n, isNull);
         return;
-      case 'decimal':
-        if (this.bounds) this.decimals(data.values as Uint32Array, (data.type as arrow.Decimal).bitWidth / 32, n, isNull);
+      case 'decimal': {
+        if (!this.bounds) return;
+        const stride = (data.type as arrow.Decimal).bitWidth / 32;
+        if (stride === 4) this.decimals128(data.values as Uint32Array, n, isNull);
+        else this.decimals(data.values as Uint32Array, stride, n, isNull);
         return;
+      }
       default:
-        if (this.bounds) this.generic(data, n, isNull ?? never);
+        if (this.bounds) this.generic(data, n, isNull);
     }
   }
 
-  private ints(values: Int32Array, n: number, isNull: ((i: number) => boolean) | undefined): void {
+  private ints(values: Int32Array, n: number, isNull: Nulls): void {
     let min = this.min as number | undefined;
     let max = this.max as number | undefined;
     let lo = 0x7fffffff;
     let hi = -0x80000000;
     let any = false;
     for (let i = 0; i < n; i++) {
-      if (isNull !== undefined && isNull(i)) continue;
+      if (isNull !== undefined && isNull[i] === 1) continue;
       const v = values[i];
       if (v < lo) lo = v;
       if (v > hi) hi = v;
@@ -149,7 +171,7 @@ class LeafMetrics {
   }
 
   /** 64-bit integers compared as (signed high, unsigned low) 32-bit halves: no BigInt per value. */
-  private longs(values: BigInt64Array, n: number, isNull: ((i: number) => boolean) | undefined): void {
+  private longs(values: BigInt64Array, n: number, isNull: Nulls): void {
     const words = new Uint32Array(values.buffer, values.byteOffset, n * 2);
     let min = -1;
     let max = -1;
@@ -158,7 +180,7 @@ class LeafMetrics {
     let maxHi = 0;
     let maxLo = 0;
     for (let i = 0; i < n; i++) {
-      if (isNull !== undefined && isNull(i)) continue;
+      if (isNull !== undefined && isNull[i] === 1) continue;
       const lo = words[2 * i];
       const hi = words[2 * i + 1] | 0;
       if (min < 0 || hi < minHi || (hi === minHi && lo < minLo)) {
@@ -179,11 +201,11 @@ class LeafMetrics {
     if (this.max === undefined || hi > (this.max as bigint)) this.max = hi;
   }
 
-  private floats(values: Float32Array | Float64Array, n: number, isNull: ((i: number) => boolean) | undefined): void {
+  private floats(values: Float32Array | Float64Array, n: number, isNull: Nulls): void {
     let min = this.min as number | undefined;
     let max = this.max as number | undefined;
     for (let i = 0; i < n; i++) {
-      if (isNull !== undefined && isNull(i)) continue;
+      if (isNull !== undefined && isNull[i] === 1) continue;
       const v = values[i];
       if (v !== v) {
         this.nans++;
@@ -198,37 +220,49 @@ class LeafMetrics {
     this.max = max;
   }
 
-  /** Byte strings compared in place in the values buffer; only the winners are copied. */
-  private variableBytes(data: AnyData, n: number, isNull: ((i: number) => boolean) | undefined): void {
+  /**
+   * Byte strings compared in place in the values buffer; only the winners are copied. A value
+   * is compared with the minimum, and with the maximum only when it is not below the minimum.
+   */
+  private variableBytes(data: AnyData, n: number, isNull: Nulls): void {
     const offsets = data.valueOffsets as Int32Array | BigInt64Array;
     const bytes = data.values as Uint8Array;
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     // Int32 offsets (Utf8, Binary) as they are; 64-bit ones (Large*) converted once.
     const at = offsets instanceof Int32Array ? offsets : Int32Array.from(offsets, (o) => Number(o));
-    let min = -1;
-    let max = -1;
+    let any = false;
+    let minS = 0;
+    let minLen = 0;
+    let maxS = 0;
+    let maxLen = 0;
     for (let i = 0; i < n; i++) {
-      if (isNull !== undefined && isNull(i)) continue;
-      if (min < 0) {
-        min = max = i;
-        continue;
-      }
+      if (isNull !== undefined && isNull[i] === 1) continue;
       const s = at[i];
       const len = at[i + 1] - s;
-      if (compareAt(bytes, s, len, at[min], at[min + 1] - at[min]) < 0) min = i;
-      else if (compareAt(bytes, s, len, at[max], at[max + 1] - at[max]) > 0) max = i;
+      if (!any) {
+        any = true;
+        minS = maxS = s;
+        minLen = maxLen = len;
+      } else if (compareAt(view, bytes, s, len, minS, minLen) < 0) {
+        minS = s;
+        minLen = len;
+      } else if (compareAt(view, bytes, s, len, maxS, maxLen) > 0) {
+        maxS = s;
+        maxLen = len;
+      }
     }
-    if (min < 0) return;
-    const lo = bytes.slice(at[min], at[min + 1]);
-    const hi = bytes.slice(at[max], at[max + 1]);
+    if (!any) return;
+    const lo = bytes.slice(minS, minS + minLen);
+    const hi = bytes.slice(maxS, maxS + maxLen);
     if (this.min === undefined || compareBytes(lo, this.min as Uint8Array) < 0) this.min = lo;
     if (this.max === undefined || compareBytes(hi, this.max as Uint8Array) > 0) this.max = hi;
   }
 
-  private fixedBytes(bytes: Uint8Array, width: number, n: number, isNull: (i: number) => boolean): void {
+  private fixedBytes(bytes: Uint8Array, width: number, n: number, isNull: Nulls): void {
     let min = this.min as Uint8Array | undefined;
     let max = this.max as Uint8Array | undefined;
     for (let i = 0; i < n; i++) {
-      if (isNull(i)) continue;
+      if (isNull !== undefined && isNull[i] === 1) continue;
       const v = bytes.subarray(i * width, i * width + width);
       if (min === undefined || compareBytes(v, min) < 0) min = v.slice();
       if (max === undefined || compareBytes(v, max) > 0) max = v.slice();
@@ -238,11 +272,50 @@ class LeafMetrics {
   }
 
   /** Decimal slots compared as signed little-endian word arrays, without making bigints. */
-  private decimals(words: Uint32Array, stride: number, n: number, isNull: ((i: number) => boolean) | undefined): void {
+  /**
+   * 128-bit decimals (Arrow's layout for every precision schema.ts writes): the words of the
+   * running minimum and maximum kept in locals, high word signed, the others unsigned.
+   */
+  private decimals128(words: Uint32Array, n: number, isNull: Nulls): void {
+    let min = -1;
+    let max = -1;
+    let a3 = 0;
+    let a2 = 0;
+    let a1 = 0;
+    let a0 = 0;
+    let b3 = 0;
+    let b2 = 0;
+    let b1 = 0;
+    let b0 = 0;
+    for (let i = 0; i < n; i++) {
+      if (isNull !== undefined && isNull[i] === 1) continue;
+      const w3 = words[4 * i + 3] | 0;
+      const w2 = words[4 * i + 2];
+      const w1 = words[4 * i + 1];
+      const w0 = words[4 * i];
+      if (min < 0 || w3 < a3 || (w3 === a3 && (w2 < a2 || (w2 === a2 && (w1 < a1 || (w1 === a1 && w0 < a0)))))) {
+        min = i;
+        a3 = w3;
+        a2 = w2;
+        a1 = w1;
+        a0 = w0;
+      }
+      if (max < 0 || w3 > b3 || (w3 === b3 && (w2 > b2 || (w2 === b2 && (w1 > b1 || (w1 === b1 && w0 > b0)))))) {
+        max = i;
+        b3 = w3;
+        b2 = w2;
+        b1 = w1;
+        b0 = w0;
+      }
+    }
+    if (min >= 0) this.decimalBounds(words, 4, min, max);
+  }
+
+  private decimals(words: Uint32Array, stride: number, n: number, isNull: Nulls): void {
     let min = -1;
     let max = -1;
     for (let i = 0; i < n; i++) {
-      if (isNull !== undefined && isNull(i)) continue;
+      if (isNull !== undefined && isNull[i] === 1) continue;
       if (min < 0) {
         min = max = i;
         continue;
@@ -250,20 +323,24 @@ class LeafMetrics {
       if (compareWords(words, i * stride, words, min * stride, stride) < 0) min = i;
       else if (compareWords(words, i * stride, words, max * stride, stride) > 0) max = i;
     }
-    if (min < 0) return;
+    if (min >= 0) this.decimalBounds(words, stride, min, max);
+  }
+
+  /** Folds slots `min` and `max` of a batch into the running bounds. */
+  private decimalBounds(words: Uint32Array, stride: number, min: number, max: number): void {
     const lo = words.slice(min * stride, min * stride + stride);
     const hi = words.slice(max * stride, max * stride + stride);
     if (this.min === undefined || compareWords(lo, 0, this.min as Uint32Array, 0, stride) < 0) this.min = lo;
     if (this.max === undefined || compareWords(hi, 0, this.max as Uint32Array, 0, stride) > 0) this.max = hi;
   }
 
-  private generic(data: AnyData, n: number, isNull: (i: number) => boolean): void {
+  private generic(data: AnyData, n: number, isNull: Nulls): void {
     const values = readData(this.type, data, this.field.name);
     let min = this.min as IcebergValue | undefined;
     let max = this.max as IcebergValue | undefined;
     for (let i = 0; i < n; i++) {
       const v = values[i];
-      if (isNull(i) || v === null) continue;
+      if ((isNull !== undefined && isNull[i] === 1) || v === null) continue;
       // Booleans are the only type left here; false < true.
       if (min === undefined || (v as boolean) < (min as boolean)) min = v;
       if (max === undefined || (v as boolean) > (max as boolean)) max = v;

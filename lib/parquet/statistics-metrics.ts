@@ -48,7 +48,7 @@ function metricLeaves(schema: StructType, modes: ReadonlyMap<number, MetricsMode
   return out;
 }
 
-/** A Parquet plain-encoded statistic as the Iceberg value of `type`; undefined when it cannot be one. */
+/** A Parquet plain-encoded statistic as the Iceberg value of `type` (a string as its UTF-8 bytes); undefined when it cannot be one. */
 function statValue(type: PrimitiveType, physical: number | undefined, b: Uint8Array): IcebergValue | undefined {
   const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
   switch (type.type) {
@@ -74,9 +74,8 @@ function statValue(type: PrimitiveType, physical: number | undefined, b: Uint8Ar
       if (b.length === 0) return undefined;
       // Big-endian two's complement (FIXED_LEN_BYTE_ARRAY, BYTE_ARRAY).
       return BigInt.asIntN(b.length * 8, BigInt(`0x${Buffer.from(b).toString('hex')}`));
-    case 'string':
-      return utf8.decode(b);
     case 'uuid':
+    case 'string': // kept as its UTF-8 bytes, which order as its code points; decoded once, in bounds()
     case 'fixed':
     case 'binary':
       return b.slice();
@@ -87,7 +86,6 @@ function statValue(type: PrimitiveType, physical: number | undefined, b: Uint8Ar
 
 function less(type: PrimitiveType, a: IcebergValue, b: IcebergValue): boolean {
   if (a instanceof Uint8Array && b instanceof Uint8Array) return Buffer.compare(a, b) < 0;
-  if (typeof a === 'string' && typeof b === 'string') return Buffer.compare(Buffer.from(a), Buffer.from(b)) < 0;
   if (type.type === 'float' || type.type === 'double') {
     const x = a as number;
     const y = b as number;
@@ -131,8 +129,9 @@ class LeafStats {
     const { type, mode } = this.leaf;
     // uuid bounds are the 16 bytes as stored (metrics.ts keeps them so too).
     const ser = (v: IcebergValue): Uint8Array => (type.type === 'uuid' ? (v as Uint8Array).slice() : toBytes(type, v));
-    let lower: IcebergValue = this.min;
-    let upper: IcebergValue | undefined = this.max;
+    const value = (v: IcebergValue): IcebergValue => (type.type === 'string' ? utf8.decode(v as Uint8Array) : v);
+    let lower: IcebergValue = value(this.min);
+    let upper: IcebergValue | undefined = value(this.max);
     if (mode.kind === 'truncate') {
       lower = truncateLowerBound(type, lower, mode.length);
       upper = truncateUpperBound(type, upper, mode.length);

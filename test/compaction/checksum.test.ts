@@ -245,4 +245,70 @@ describe('batch hasher (column-wise)', () => {
       expect(sliced.hex).toBe(part.hex);
     }
   });
+  it('adds what the row hasher adds for random rows, one hasher over batches of every size', async () => {
+    const { batchFromRows } = await import('../../lib/parquet/values.js');
+    const text = fc.array(fc.constantFrom('a', 'b', 'é', '日', '😀', '\u0000', '\u007f'), { maxLength: 9 }).map((cs) => cs.join(''));
+    const struct: StructType = {
+      type: 'struct',
+      fields: [
+        { id: 3, name: 's', required: false, type: { type: 'string' } },
+        { id: 1, name: 'l', required: false, type: { type: 'long' } },
+        { id: 2, name: 'd', required: false, type: { type: 'decimal', precision: 38, scale: 2 } },
+        { id: 4, name: 'x', required: false, type: { type: 'double' } },
+        { id: 5, name: 'i', required: false, type: { type: 'int' } },
+        { id: 6, name: 't', required: false, type: { type: 'timestamptz' } },
+      ],
+    };
+    const value = fc.record({
+      s: fc.option(text),
+      l: fc.option(fc.bigInt(-(2n ** 63n), 2n ** 63n - 1n)),
+      d: fc.option(fc.oneof(fc.bigInt(-(2n ** 64n), 2n ** 64n), fc.constantFrom(-(2n ** 63n), 2n ** 63n - 1n, 2n ** 63n, -(2n ** 63n) - 1n))),
+      x: fc.option(fc.oneof(fc.double(), fc.constantFrom(Number.NaN, -0, 0))),
+      i: fc.option(fc.integer()),
+      t: fc.option(fc.bigInt(-(2n ** 63n), 2n ** 63n - 1n)),
+    });
+    for (const ids of [undefined, [3], [2, 4]]) {
+      const hash = batchHasher(struct, ids);
+      fc.assert(
+        fc.property(fc.array(fc.array(value, { maxLength: 50 }), { maxLength: 4 }), (batches) => {
+          const byRows = new RowSetChecksum(rowHasher(struct, ids));
+          const byColumns = new RowSetChecksum(rowHasher(struct, ids));
+          for (const rows of batches) {
+            byRows.addAll(rows as Row[]);
+            hash(batchFromRows(struct, rows as Row[]), byColumns);
+          }
+          expect(byColumns.count).toBe(byRows.count);
+          expect(byColumns.hex).toBe(byRows.hex);
+        }),
+        { numRuns: 100 },
+      );
+    }
+  });
+
+  it('hashes any NaN payload in a double column as the one NaN', async () => {
+    const { batchFromRows } = await import('../../lib/parquet/values.js');
+    const dbl: StructType = { type: 'struct', fields: [{ id: 1, name: 'v', required: false, type: { type: 'double' } }] };
+    const rows: Row[] = [{ v: Number.NaN }, { v: 1.5 }, { v: Number.NaN }, { v: Number.POSITIVE_INFINITY }];
+    const batch = batchFromRows(dbl, rows);
+    const words = new BigUint64Array((batch.data.children[0].values as Float64Array).buffer, (batch.data.children[0].values as Float64Array).byteOffset, 4);
+    words[0] = 0x7ff8000000000001n;
+    words[2] = 0xfff0000000000123n;
+    const byRows = new RowSetChecksum(rowHasher(dbl));
+    byRows.addAll(rows);
+    const byColumns = new RowSetChecksum(rowHasher(dbl));
+    batchHasher(dbl)(batch, byColumns);
+    expect(byColumns.hex).toBe(byRows.hex);
+  });
+
+  it('carries the sum right over a batch of more than 2^20 rows', async () => {
+    const { batchFromRows } = await import('../../lib/parquet/values.js');
+    const ints: StructType = { type: 'struct', fields: [{ id: 1, name: 'v', required: true, type: { type: 'int' } }] };
+    const rows: Row[] = Array.from({ length: 2 ** 20 + 3 }, (_, i) => ({ v: i }));
+    const byRows = new RowSetChecksum(rowHasher(ints));
+    byRows.addAll(rows);
+    const byColumns = new RowSetChecksum(rowHasher(ints));
+    batchHasher(ints)(batchFromRows(ints, rows), byColumns);
+    expect(byColumns.count).toBe(rows.length);
+    expect(byColumns.hex).toBe(byRows.hex);
+  });
 });
