@@ -117,7 +117,7 @@ try {
     console.error(`round ${k + 1}: packice ${ours[k].cpuS.toFixed(2)} CPU-s cold, ${ours[k].warmCpuS?.toFixed(2) ?? '-'} warm (load ${l})`);
     if (base) {
       l = load();
-      const [c, a] = nodeChildArgs(join(base, 'bench', 'compaction.ts'), ['--phase', phase, location, String(RUNS)]);
+      const [c, a] = nodeChildArgs(join(base, 'bench', 'compaction.ts'), ['--phase', phase, location, String(RUNS), String(THREADS)]);
       before.push(run(runChild(c, a, `base ${phase}`), l));
       console.error(`round ${k + 1}: base ${before[k].cpuS.toFixed(2)} CPU-s cold, ${before[k].warmCpuS?.toFixed(2) ?? '-'} warm (load ${l})`);
     }
