@@ -272,6 +272,7 @@ function untypedValue(v: TypedValue): ThriftValue {
 
 /** One buffer for every write (writes are synchronous, one at a time): footers are encoded per row group read. */
 let scratch = new Uint8Array(4096);
+const SCRATCH_LIMIT = 1024 * 1024;
 
 class ThriftWriter {
   private buf = scratch;
@@ -282,7 +283,8 @@ class ThriftWriter {
     const next = new Uint8Array(Math.max(this.buf.length * 2, this.pos + n));
     next.set(this.buf.subarray(0, this.pos));
     this.buf = next;
-    scratch = next;
+    // A large footer's buffer is not held for the life of the process.
+    if (next.length <= SCRATCH_LIMIT) scratch = next;
   }
 
   byte(b: number): void {
