@@ -6,7 +6,9 @@
 import { InvalidFileError } from '../errors.js';
 import type { InputFile } from '../io/file-io.js';
 import type { ReadAheadRange } from '../io/read-ahead.js';
-import { readThriftStruct, ThriftReader, ThriftType, type ThriftStruct, type ThriftValue } from './thrift.js';
+import {
+  readThriftStruct, readTypedStruct, ThriftReader, ThriftType, untypedStruct, type ThriftStruct, type ThriftValue, type TypedField,
+} from './thrift.js';
 
 export const PARQUET_MAGIC = 'PAR1';
 /** Tail bytes fetched in the first footer read; most footers fit, saving a second request. */
@@ -217,7 +219,10 @@ function rowGroup(r: ThriftStruct): RowGroupMeta {
 
 /** Decodes the Thrift FileMetaData bytes (the footer without its length and magic). */
 export function decodeFooter(bytes: Uint8Array): ParquetFooter {
-  const s = readThriftStruct(bytes);
+  return footerOf(readThriftStruct(bytes));
+}
+
+function footerOf(s: ThriftStruct): ParquetFooter {
   const kv = new Map<string, string>();
   for (const e of list(s[5])) {
     const k = struct(e);
@@ -263,11 +268,23 @@ export interface FooterRead {
   readonly tailStart: number;
   /** The Thrift FileMetaData bytes. */
   readonly footerBytes: Uint8Array;
+  /** The same, decoded with each field's wire type (thrift.ts readTypedStruct): what a rebuilt footer is edited from. */
+  readonly typed: readonly TypedField[];
 }
 
 function decodeOrThrow(path: string, bytes: Uint8Array): ParquetFooter {
   try {
     return decodeFooter(bytes);
+  } catch (e) {
+    throw new InvalidFileError(`invalid Parquet footer: ${(e as Error).message}`, { path, cause: e });
+  }
+}
+
+/** Both forms of a footer from one parse of its bytes. */
+function decodeTypedOrThrow(path: string, bytes: Uint8Array): { footer: ParquetFooter; typed: TypedField[] } {
+  try {
+    const typed = readTypedStruct(bytes);
+    return { footer: footerOf(untypedStruct(typed)), typed };
   } catch (e) {
     throw new InvalidFileError(`invalid Parquet footer: ${(e as Error).message}`, { path, cause: e });
   }
@@ -314,9 +331,9 @@ export async function readFooter(file: InputFile): Promise<FooterRead> {
   // bytes [0, 4) (checkColumnChunks), and the column-chunk copy checks them with its first read.
   if (realStart === 0) checkLeadingMagic(file.path, tail);
   const footerBytes = tail.subarray(start - realStart, start - realStart + length);
-  const footer = decodeOrThrow(file.path, footerBytes);
+  const { footer, typed } = decodeTypedOrThrow(file.path, footerBytes);
   checkColumnChunks(file.path, footer, start);
-  return { footer, fileLength, tail, tailStart: realStart, footerBytes };
+  return { footer, fileLength, tail, tailStart: realStart, footerBytes, typed };
 }
 
 /** Throws unless `head` (bytes from offset 0 of the file at `path`) starts with the magic "PAR1". */

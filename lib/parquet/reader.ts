@@ -18,7 +18,7 @@ import { zstdCodec } from './compression-codec.js';
 import { readFooter, rowGroupStart, type ParquetFooter } from './footer.js';
 import { planRowGroup, schemaOnlyFile } from './row-group-file.js';
 import { fieldIdsOf, schemaByBytes, type ArrowFieldIds } from './schema.js';
-import { readTypedStruct, type TypedField } from './thrift.js';
+import type { TypedField } from './thrift.js';
 
 export interface RowGroupInfo {
   readonly index: number;
@@ -79,11 +79,9 @@ export async function openParquet(file: InputFile): Promise<ParquetFileReader>;
 export async function openParquet(io: FileIO, path: string, knownLength?: number): Promise<ParquetFileReader>;
 export async function openParquet(a: InputFile | FileIO, path?: string, knownLength?: number): Promise<ParquetFileReader> {
   const input: InputFile = path === undefined ? (a as InputFile) : (a as FileIO).newInputFile(path, knownLength);
-  const { footer, fileLength, footerBytes, tail, tailStart } = await readFooter(input);
-  let typed: TypedField[];
+  const { footer, fileLength, typed, tail, tailStart } = await readFooter(input);
   let schema: arrow.Schema;
   try {
-    typed = readTypedStruct(footerBytes);
     schema = arrowSchemaOf(schemaOnlyFile(typed));
   } catch (err) {
     throw wasmError(input.path, err, 'cannot read the Parquet schema');

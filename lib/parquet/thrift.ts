@@ -255,8 +255,27 @@ export function readTypedStruct(bytes: Uint8Array): TypedField[] {
   return new TypedThriftReader(bytes).typedStruct();
 }
 
+/** A typed struct as readThriftStruct decodes the same bytes: a footer is parsed once for both forms. */
+export function untypedStruct(fields: readonly TypedField[]): ThriftStruct {
+  const out: ThriftStruct = {};
+  for (const f of fields) out[f.id] = untypedValue(f.value);
+  return out;
+}
+
+function untypedValue(v: TypedValue): ThriftValue {
+  if (typeof v !== 'object' || v instanceof Uint8Array) return v;
+  if (Array.isArray(v)) return untypedStruct(v);
+  if (v.kind === 'list') return v.items.map(untypedValue);
+  // Map entries are kept as readThriftStruct decoded them (TypedThriftReader).
+  return new Map(v.entries as unknown as Array<[ThriftValue, ThriftValue]>);
+}
+
+/** One buffer for every write (writes are synchronous, one at a time): footers are encoded per row group read. */
+let scratch = new Uint8Array(4096);
+const SCRATCH_LIMIT = 1024 * 1024;
+
 class ThriftWriter {
-  private buf = new Uint8Array(1024);
+  private buf = scratch;
   private pos = 0;
 
   private ensure(n: number): void {
@@ -264,6 +283,8 @@ class ThriftWriter {
     const next = new Uint8Array(Math.max(this.buf.length * 2, this.pos + n));
     next.set(this.buf.subarray(0, this.pos));
     this.buf = next;
+    // A large footer's buffer is not held for the life of the process.
+    if (next.length <= SCRATCH_LIMIT) scratch = next;
   }
 
   byte(b: number): void {
