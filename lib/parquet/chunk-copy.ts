@@ -27,12 +27,15 @@ import { InvalidFileError, IoError, PackiceError } from '../errors.js';
 import type { FileIO, InputFile } from '../io/file-io.js';
 import { readWindow, type ReadWindowOptions, type ReadWindowStats } from '../io/read-window.js';
 import type { StructType } from '../iceberg/types.js';
-import { annotateUuidColumns, checkLeadingMagic, decodeFooter, leafColumns, readFooter, schemaTree, splitOffsets, type FooterRead, type ParquetFooter } from './footer.js';
-import { readTypedStruct, ThriftType, type TypedField, type TypedList, type TypedValue, writeTypedStruct } from './thrift.js';
+import {
+  annotateUuidColumns, checkLeadingMagic, decodeFooter, leafColumns, PARQUET_MAGIC_BYTES, readFooter, schemaTree, splitOffsets, type FooterRead, type ParquetFooter,
+} from './footer.js';
+import {
+  readTypedStruct, ThriftType, typedField, typedFields, typedItems, typedList, typedNumber, writeTypedStruct, type TypedField, type TypedValue,
+} from './thrift.js';
 import { batchFromRows } from './values.js';
 import { CREATED_BY, uuidFieldIds } from './writer.js';
 
-const MAGIC = Uint8Array.of(0x50, 0x41, 0x52, 0x31);
 /** Most bytes one range read fetches: a row group larger than this is read in pieces (memory). */
 const MAX_READ_BYTES = 64 * 1024 * 1024;
 /**
@@ -45,26 +48,6 @@ const utf8 = new TextEncoder();
 
 // ---------------------------------------------------------------------------------------------
 // Typed Thrift helpers (parquet-format field ids are named where they are used)
-
-function get(fields: readonly TypedField[], id: number): TypedValue | undefined {
-  return fields.find((f) => f.id === id)?.value;
-}
-
-function num(v: TypedValue | undefined): number {
-  return typeof v === 'bigint' ? Number(v) : typeof v === 'number' ? v : Number.NaN;
-}
-
-function items(v: TypedValue | undefined): TypedValue[] {
-  return v !== undefined && typeof v === 'object' && 'kind' in v && v.kind === 'list' ? v.items : [];
-}
-
-function struct(v: TypedValue | undefined): TypedField[] {
-  return Array.isArray(v) ? v : [];
-}
-
-function list(items: TypedValue[], elementType: number): TypedList {
-  return { kind: 'list', elementType, items };
-}
 
 /** `fields` without `drop`, with `put` set (by id), in id order. */
 function edit(fields: readonly TypedField[], put: readonly TypedField[], drop: readonly number[] = []): TypedField[] {
@@ -97,7 +80,7 @@ export interface CopyTemplate {
 
 /** The signature of a schema element list: every field of every element but its name (4). */
 export function schemaSignature(schema: readonly TypedValue[]): string {
-  return schema.map((e) => canonical(struct(e).filter((f) => f.id !== 4))).join(';');
+  return schema.map((e) => canonical(typedFields(e).filter((f) => f.id !== 4))).join(';');
 }
 
 const templates = new Map<string, CopyTemplate>();
@@ -112,11 +95,11 @@ export function copyTemplate(schema: StructType): CopyTemplate {
   const length = new DataView(bytes.buffer, bytes.byteOffset).getUint32(bytes.length - 8, true);
   const footerBytes = annotateUuidColumns(bytes.subarray(bytes.length - 8 - length, bytes.length - 8), uuidFieldIds(schema));
   const typed = readTypedStruct(footerBytes);
-  const elements = items(get(typed, 2));
+  const elements = typedItems(typedField(typed, 2));
   const template: CopyTemplate = {
     schema: elements,
     signature: schemaSignature(elements),
-    keyValueMetadata: get(typed, 5),
+    keyValueMetadata: typedField(typed, 5),
     leafPaths: leafColumns(schemaTree(decodeFooter(footerBytes))).map((l) => l.path),
   };
   templates.set(cacheKey, template);
@@ -158,38 +141,38 @@ export async function openCopySource(io: FileIO, path: string, length?: number):
 export function copySource(path: string, read: FooterRead): CopySource {
   const typed = readTypedStruct(read.footerBytes);
   let firstRow = 0;
-  const rowGroups = items(get(typed, 4)).map((rg, index) => {
-    const numRows = num(get(struct(rg), 3));
-    const bytes = items(get(struct(rg), 1)).reduce<number>((n, cc) => n + num(get(struct(get(struct(cc), 3)), 7)), 0);
+  const rowGroups = typedItems(typedField(typed, 4)).map((rg, index) => {
+    const numRows = typedNumber(typedField(typedFields(rg), 3));
+    const bytes = typedItems(typedField(typedFields(rg), 1)).reduce<number>((n, cc) => n + typedNumber(typedField(typedFields(typedField(typedFields(cc), 3)), 7)), 0);
     const out = { index, numRows, firstRow, bytes };
     firstRow += numRows;
     return out;
   });
-  const version = get(typed, 1);
-  const createdBy = get(typed, 6);
-  const orders = get(typed, 7);
+  const version = typedField(typed, 1);
+  const createdBy = typedField(typed, 6);
+  const orders = typedField(typed, 7);
   return {
     path,
     typed,
     footer: read.footer,
     rowGroups,
-    signature: schemaSignature(items(get(typed, 2))),
+    signature: schemaSignature(typedItems(typedField(typed, 2))),
     key: [version, createdBy, orders].map((v) => (v === undefined ? '-' : canonical(v))).join('|'),
   };
 }
 
 /** Why `source` cannot be copied into an output of `template` (undefined: it can). */
 export function copyProblem(source: CopySource, template: CopyTemplate): string | undefined {
-  if (get(source.typed, 8) !== undefined || get(source.typed, 9) !== undefined) return 'its footer is encrypted or signed';
+  if (typedField(source.typed, 8) !== undefined || typedField(source.typed, 9) !== undefined) return 'its footer is encrypted or signed';
   if (source.signature !== template.signature) return 'its Parquet schema is not the output schema';
-  for (const rg of items(get(source.typed, 4))) {
-    const chunks = items(get(struct(rg), 1));
+  for (const rg of typedItems(typedField(source.typed, 4))) {
+    const chunks = typedItems(typedField(typedFields(rg), 1));
     if (chunks.length !== template.leafPaths.length) return `a row group has ${chunks.length} column chunks, the schema ${template.leafPaths.length} leaves`;
     for (const cc of chunks) {
-      const c = struct(cc);
-      if (get(c, 1) !== undefined) return 'a column chunk lives in another file';
-      if (get(c, 8) !== undefined || get(c, 9) !== undefined) return 'a column chunk is encrypted';
-      if (get(c, 3) === undefined) return 'a column chunk has no metadata';
+      const c = typedFields(cc);
+      if (typedField(c, 1) !== undefined) return 'a column chunk lives in another file';
+      if (typedField(c, 8) !== undefined || typedField(c, 9) !== undefined) return 'a column chunk is encrypted';
+      if (typedField(c, 3) === undefined) return 'a column chunk has no metadata';
     }
   }
   return undefined;
@@ -207,14 +190,14 @@ interface ChunkSpan {
 }
 
 function chunkSpans(rowGroup: readonly TypedField[]): ChunkSpan[] {
-  return items(get(rowGroup, 1)).map((cc) => {
-    const chunk = struct(cc);
-    const meta = struct(get(chunk, 3));
-    const data = num(get(meta, 9));
-    const dictValue = get(meta, 11);
-    const dict = dictValue === undefined ? undefined : num(dictValue);
+  return typedItems(typedField(rowGroup, 1)).map((cc) => {
+    const chunk = typedFields(cc);
+    const meta = typedFields(typedField(chunk, 3));
+    const data = typedNumber(typedField(meta, 9));
+    const dictValue = typedField(meta, 11);
+    const dict = dictValue === undefined ? undefined : typedNumber(dictValue);
     const start = dict !== undefined && dict > 0 && dict < data ? dict : data;
-    return { chunk, meta, start, end: start + num(get(meta, 7)) };
+    return { chunk, meta, start, end: start + typedNumber(typedField(meta, 7)) };
   });
 }
 
@@ -232,7 +215,7 @@ async function readChunks(input: InputFile, spans: readonly ChunkSpan[]): Promis
     let to = spans[order[k]].end;
     let j = k + 1;
     while (j < order.length && spans[order[j]].end - from <= MAX_READ_BYTES) to = Math.max(to, spans[order[j++]].end);
-    if (from === MAGIC.length) from = 0;
+    if (from === PARQUET_MAGIC_BYTES.length) from = 0;
     const bytes = await input.read(from, to);
     if (bytes.length !== to - from) {
       throw new InvalidFileError(`short read: asked for ${to - from} bytes at ${from}, got ${bytes.length}`, { path: input.path });
@@ -252,10 +235,10 @@ function rowGroupDigest(rows: number, signature: string, spans: readonly ChunkSp
   h.update(`rows ${rows}\n${signature}\n`);
   spans.forEach((s, k) => {
     const m = s.meta;
-    const dict = get(m, 11);
+    const dict = typedField(m, 11);
     // type, encodings, codec, num_values, sizes, page offsets within the chunk.
-    const described = [get(m, 1), get(m, 2), get(m, 4), get(m, 5), get(m, 6), get(m, 7)].map((v) => (v === undefined ? '-' : canonical(v)));
-    h.update(`${described.join(' ')} ${num(get(m, 9)) - s.start} ${dict === undefined ? '-' : num(dict) - s.start}\n`);
+    const described = [typedField(m, 1), typedField(m, 2), typedField(m, 4), typedField(m, 5), typedField(m, 6), typedField(m, 7)].map((v) => (v === undefined ? '-' : canonical(v)));
+    h.update(`${described.join(' ')} ${typedNumber(typedField(m, 9)) - s.start} ${dict === undefined ? '-' : typedNumber(dict) - s.start}\n`);
     h.update(bytes[k]);
   });
   const d = h.digest();
@@ -321,19 +304,19 @@ export async function writeCopiedFile(
   let footer: Uint8Array | undefined;
 
   async function* content(): AsyncGenerator<Uint8Array> {
-    yield MAGIC;
-    at = MAGIC.length;
+    yield PARQUET_MAGIC_BYTES;
+    at = PARQUET_MAGIC_BYTES.length;
     // Later row groups are read while this one is written: their first-byte latencies overlap.
     const fetch = (part: CopyPart): Promise<Uint8Array[]> => {
       let input = inputs.get(part.source.path);
       if (!input) inputs.set(part.source.path, (input = io.newInputFile(part.source.path)));
-      return readChunks(input, chunkSpans(struct(items(get(part.source.typed, 4))[part.rowGroup])));
+      return readChunks(input, chunkSpans(typedFields(typedItems(typedField(part.source.typed, 4))[part.rowGroup])));
     };
     const window: ReadWindowOptions = { ...options.reads, bytes: options.reads?.bytes ?? DEFAULT_COPY_READ_BYTES, ordered: true };
     for await (const { item: part, value: bytes } of readWindow(parts, partBytes, fetch, window, options.stats)) {
       const { source } = part;
-      const rg = struct(items(get(source.typed, 4))[part.rowGroup]);
-      const numRows = num(get(rg, 3));
+      const rg = typedFields(typedItems(typedField(source.typed, 4))[part.rowGroup]);
+      const numRows = typedNumber(typedField(rg, 3));
       const spans = chunkSpans(rg);
       const digest = rowGroupDigest(numRows, template.signature, spans, bytes);
       const rgStart = at;
@@ -342,13 +325,13 @@ export async function writeCopiedFile(
         at += s.end - s.start;
         const shift = (id: number): TypedField[] => {
           const f = s.meta.find((x) => x.id === id);
-          return f ? [{ id, type: f.type, value: num(f.value) + delta }] : [];
+          return f ? [{ id, type: f.type, value: typedNumber(f.value) + delta }] : [];
         };
-        const path = list(template.leafPaths[k].map((n) => utf8.encode(n)), ThriftType.Binary);
+        const path = typedList(template.leafPaths[k].map((n) => utf8.encode(n)), ThriftType.Binary);
         // Bloom filters (14, 15) are not copied.
         const meta = edit(s.meta, [{ id: 3, type: ThriftType.List, value: path }, ...shift(9), ...shift(10), ...shift(11)], [14, 15]);
         // file_offset (2) is deprecated: 0 stays 0; page indexes (4-7) are not copied.
-        const fileOffset = num(get(s.chunk, 2));
+        const fileOffset = typedNumber(typedField(s.chunk, 2));
         return edit(s.chunk.filter((f) => f.id <= 3), [
           ...(fileOffset > 0 ? [{ id: 2, type: ThriftType.I64, value: fileOffset + delta }] : []),
           { id: 3, type: ThriftType.Struct, value: meta },
@@ -357,7 +340,7 @@ export async function writeCopiedFile(
       const ordinal = rg.some((f) => f.id === 7) ? [{ id: 7, type: ThriftType.I16, value: newGroups.length }] : [];
       newGroups.push(
         edit(rg.filter((f) => [1, 2, 3, 4, 6].includes(f.id)), [
-          { id: 1, type: ThriftType.List, value: list(chunks, ThriftType.Struct) },
+          { id: 1, type: ThriftType.List, value: typedList(chunks, ThriftType.Struct) },
           { id: 5, type: ThriftType.I64, value: rgStart },
           ...ordinal,
         ]),
@@ -375,19 +358,19 @@ export async function writeCopiedFile(
       }
     }
     const meta: TypedField[] = [
-      { id: 1, type: ThriftType.I32, value: get(first.typed, 1) ?? 1 },
-      { id: 2, type: ThriftType.List, value: list([...template.schema], ThriftType.Struct) },
+      { id: 1, type: ThriftType.I32, value: typedField(first.typed, 1) ?? 1 },
+      { id: 2, type: ThriftType.List, value: typedList([...template.schema], ThriftType.Struct) },
       { id: 3, type: ThriftType.I64, value: rows },
-      { id: 4, type: ThriftType.List, value: list(newGroups, ThriftType.Struct) },
+      { id: 4, type: ThriftType.List, value: typedList(newGroups, ThriftType.Struct) },
       ...(template.keyValueMetadata !== undefined ? [{ id: 5, type: ThriftType.List, value: template.keyValueMetadata }] : []),
-      { id: 6, type: ThriftType.Binary, value: get(first.typed, 6) ?? utf8.encode(CREATED_BY) },
+      { id: 6, type: ThriftType.Binary, value: typedField(first.typed, 6) ?? utf8.encode(CREATED_BY) },
       ...first.typed.filter((f) => f.id === 7),
     ];
     footer = writeTypedStruct(meta);
     const tail = new Uint8Array(footer.length + 8);
     tail.set(footer, 0);
     new DataView(tail.buffer).setUint32(footer.length, footer.length, true);
-    tail.set(MAGIC, footer.length + 4);
+    tail.set(PARQUET_MAGIC_BYTES, footer.length + 4);
     at += tail.length;
     yield tail;
   }
@@ -426,11 +409,11 @@ export async function* rowGroupDigests(
     const input = io.newInputFile(f.path, f.length);
     const read = await readFooter(input);
     const typed = readTypedStruct(read.footerBytes);
-    const signature = schemaSignature(items(get(typed, 2)));
-    items(get(typed, 4)).forEach((rg, index) => {
-      const spans = chunkSpans(struct(rg));
+    const signature = schemaSignature(typedItems(typedField(typed, 2)));
+    typedItems(typedField(typed, 4)).forEach((rg, index) => {
+      const spans = chunkSpans(typedFields(rg));
       const bytes = spans.length === 0 ? 0 : Math.max(...spans.map((s) => s.end)) - Math.min(...spans.map((s) => s.start));
-      groups.push({ input, index, signature, spans, rows: num(get(struct(rg), 3)), bytes });
+      groups.push({ input, index, signature, spans, rows: typedNumber(typedField(typedFields(rg), 3)), bytes });
     });
   }
   const reread = (g: (typeof groups)[number]): Promise<Uint8Array[]> =>

@@ -11,6 +11,8 @@ import {
 } from './thrift.js';
 
 export const PARQUET_MAGIC = 'PAR1';
+/** The magic as bytes, at both ends of a file. */
+export const PARQUET_MAGIC_BYTES = Uint8Array.of(0x50, 0x41, 0x52, 0x31);
 /** Tail bytes fetched in the first footer read; most footers fit, saving a second request. */
 const TAIL_GUESS = 64 * 1024;
 

@@ -6,7 +6,7 @@
  * definition levels lead the payload and are never compressed, and `is_compressed` may say
  * the values are not either. Rewritten headers drop the CRC (it covers the old bytes).
  */
-import { ThriftType, TypedThriftReader, writeTypedStruct, type TypedField, type TypedValue } from './thrift.js';
+import { ThriftType, typedField, TypedThriftReader, writeTypedStruct, type TypedField } from './thrift.js';
 
 /** parquet-format PageType. */
 export const PageType = { DATA_PAGE: 0, INDEX_PAGE: 1, DICTIONARY_PAGE: 2, DATA_PAGE_V2: 3 } as const;
@@ -38,12 +38,8 @@ export class PageError extends Error {}
 /** A page cut short by the end of the bytes given: more bytes may complete it. */
 export class IncompletePageError extends PageError {}
 
-function get(fields: readonly TypedField[], id: number): TypedValue | undefined {
-  return fields.find((f) => f.id === id)?.value;
-}
-
 function int(fields: readonly TypedField[], id: number, what: string): number {
-  const v = get(fields, id);
+  const v = typedField(fields, id);
   if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) throw new PageError(`page header has no valid ${what}`);
   return v;
 }
@@ -84,11 +80,11 @@ export function readPages(bytes: Uint8Array, start: number, end: number): Page[]
 /** Bytes at the head of the payload that stay uncompressed (a v2 page's levels), and whether the rest is compressed. */
 function layout(page: Page): { levels: number; compressed: boolean } {
   if (page.type !== PageType.DATA_PAGE_V2) return { levels: 0, compressed: page.type !== PageType.INDEX_PAGE };
-  const v2 = get(page.header, DATA_PAGE_HEADER_V2);
+  const v2 = typedField(page.header, DATA_PAGE_HEADER_V2);
   if (!Array.isArray(v2)) throw new PageError('DATA_PAGE_V2 without its data_page_header_v2');
   const levels = int(v2, DEFINITION_LEVELS_BYTE_LENGTH, 'definition_levels_byte_length') + int(v2, REPETITION_LEVELS_BYTE_LENGTH, 'repetition_levels_byte_length');
   if (levels > page.end - page.payloadStart || levels > page.uncompressedSize) throw new PageError(`levels of ${levels} bytes exceed the page`);
-  return { levels, compressed: get(v2, IS_COMPRESSED) !== false };
+  return { levels, compressed: typedField(v2, IS_COMPRESSED) !== false };
 }
 
 function withFields(header: readonly TypedField[], set: ReadonlyMap<number, TypedField>): TypedField[] {
@@ -109,7 +105,7 @@ export interface RewrittenPage {
 function rewritten(header: readonly TypedField[], page: Page, compressedSize: number, v2Compressed: boolean | undefined, body: Uint8Array[]): RewrittenPage {
   const set = new Map<number, TypedField>([[COMPRESSED_PAGE_SIZE, i32(COMPRESSED_PAGE_SIZE, compressedSize)]]);
   if (v2Compressed !== undefined) {
-    const v2 = get(page.header, DATA_PAGE_HEADER_V2) as TypedField[];
+    const v2 = typedField(page.header, DATA_PAGE_HEADER_V2) as TypedField[];
     const fields = v2.filter((f) => f.id !== IS_COMPRESSED).concat([{ id: IS_COMPRESSED, type: ThriftType.True, value: v2Compressed }]).sort((a, b) => a.id - b.id);
     set.set(DATA_PAGE_HEADER_V2, { id: DATA_PAGE_HEADER_V2, type: ThriftType.Struct, value: fields });
   }

@@ -14,30 +14,12 @@
 import { InvalidFileError } from '../errors.js';
 import type { ZstdCodec } from './compression-codec.js';
 import { compressPage, IncompletePageError, PageError, readPage, type Page } from './page-compression.js';
-import { readTypedStruct, ThriftType, writeTypedStruct, type TypedField, type TypedList, type TypedValue } from './thrift.js';
+import {
+  optionalNumber, readTypedStruct, ThriftType, typedField, typedItems, typedList, withTypedField, writeTypedStruct, type TypedField,
+} from './thrift.js';
+import { PARQUET_MAGIC_BYTES } from './footer.js';
 
-const MAGIC = Uint8Array.of(0x50, 0x41, 0x52, 0x31);
 const ZSTD = 6;
-
-function get(fields: readonly TypedField[], id: number): TypedValue | undefined {
-  return fields.find((f) => f.id === id)?.value;
-}
-
-function num(v: TypedValue | undefined): number | undefined {
-  return v === undefined ? undefined : typeof v === 'bigint' ? Number(v) : (v as number);
-}
-
-function items(v: TypedValue | undefined): TypedValue[] {
-  return v !== undefined && typeof v === 'object' && 'kind' in v && v.kind === 'list' ? v.items : [];
-}
-
-function put(fields: readonly TypedField[], id: number, type: number, value: TypedValue): TypedField[] {
-  return fields.filter((f) => f.id !== id).concat([{ id, type, value }]).sort((a, b) => a.id - b.id);
-}
-
-function listOf(items: TypedValue[]): TypedList {
-  return { kind: 'list', elementType: ThriftType.Struct, items };
-}
 
 export class PageCompressor {
   /** Bytes of the uncompressed stream taken (compressed or dropped), and of the compressed one given out. */
@@ -87,8 +69,8 @@ export class PageCompressor {
         this.carry = bytes.slice();
         return new Uint8Array(0);
       }
-      if (!MAGIC.every((b, i) => bytes[i] === b)) throw this.error('no PAR1 at the start');
-      parts.push(MAGIC);
+      if (!PARQUET_MAGIC_BYTES.every((b, i) => bytes[i] === b)) throw this.error('no PAR1 at the start');
+      parts.push(PARQUET_MAGIC_BYTES);
       this.partsLength = 4;
       at = 4;
     }
@@ -172,21 +154,21 @@ export class PageCompressor {
     const view = new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     const footerLength = view.getUint32(chunk.length - 8, true);
     const footerStart = chunk.length - 8 - footerLength;
-    if (footerStart < 0 || !MAGIC.every((b, i) => chunk[chunk.length - 4 + i] === b)) throw this.error('no footer at the end');
+    if (footerStart < 0 || !PARQUET_MAGIC_BYTES.every((b, i) => chunk[chunk.length - 4 + i] === b)) throw this.error('no footer at the end');
     let footer: TypedField[];
     try {
       footer = readTypedStruct(chunk.subarray(footerStart, chunk.length - 8));
     } catch (e) {
       throw this.error('unreadable footer', e);
     }
-    const rowGroups = items(get(footer, 4)) as TypedField[][];
-    const chunks = rowGroups.flatMap((rg) => items(get(rg, 1)) as TypedField[][]);
+    const rowGroups = typedItems(typedField(footer, 4)) as TypedField[][];
+    const chunks = rowGroups.flatMap((rg) => typedItems(typedField(rg, 1)) as TypedField[][]);
 
     // Where the data ends (old offsets): the last column chunk's end.
     let dataEnd = this.oldPos + at;
     for (const cc of chunks) {
-      const meta = get(cc, 3) as TypedField[];
-      dataEnd = Math.max(dataEnd, chunkStart(meta) + num(get(meta, 7))!);
+      const meta = typedField(cc, 3) as TypedField[];
+      dataEnd = Math.max(dataEnd, chunkStart(meta) + optionalNumber(typedField(meta, 7))!);
     }
     if (dataEnd > this.oldPos + footerStart) throw this.error('column chunks reach into the footer');
     if (dataEnd < this.oldPos) throw this.error(`bytes after the data's end (${dataEnd}) were taken for pages`);
@@ -216,10 +198,10 @@ export class PageCompressor {
     }
     const indexes: Index[] = [];
     chunks.forEach((cc, k) => {
-      const oi = num(get(cc, 4));
-      if (oi !== undefined) indexes.push({ cc: k, kind: 'offset', start: oi, length: num(get(cc, 5)) ?? -1 });
-      const ci = num(get(cc, 6));
-      if (ci !== undefined) indexes.push({ cc: k, kind: 'column', start: ci, length: num(get(cc, 7)) ?? -1 });
+      const oi = optionalNumber(typedField(cc, 4));
+      if (oi !== undefined) indexes.push({ cc: k, kind: 'offset', start: oi, length: optionalNumber(typedField(cc, 5)) ?? -1 });
+      const ci = optionalNumber(typedField(cc, 6));
+      if (ci !== undefined) indexes.push({ cc: k, kind: 'column', start: ci, length: optionalNumber(typedField(cc, 7)) ?? -1 });
     });
     indexes.sort((a, b) => a.start - b.start);
     let pos = dataEnd;
@@ -240,42 +222,42 @@ export class PageCompressor {
     let k = 0;
     const newRowGroups = rowGroups.map((rg) => {
       let total = 0;
-      const newChunks = (items(get(rg, 1)) as TypedField[][]).map((cc) => {
-        const meta = get(cc, 3) as TypedField[];
+      const newChunks = (typedItems(typedField(rg, 1)) as TypedField[][]).map((cc) => {
+        const meta = typedField(cc, 3) as TypedField[];
         const start = chunkStart(meta);
-        const end = start + num(get(meta, 7))!;
+        const end = start + optionalNumber(typedField(meta, 7))!;
         const [s, e] = [this.pageAt(start), this.pageAt(end)];
         const size = this.newStarts[e] - this.newStarts[s];
         total += size;
-        let m = put(meta, 4, ThriftType.I32, ZSTD);
-        m = put(m, 6, ThriftType.I64, this.uncompressedBefore[e] - this.uncompressedBefore[s]);
-        m = put(m, 7, ThriftType.I64, size);
+        let m = withTypedField(meta, 4, ThriftType.I32, ZSTD);
+        m = withTypedField(m, 6, ThriftType.I64, this.uncompressedBefore[e] - this.uncompressedBefore[s]);
+        m = withTypedField(m, 7, ThriftType.I64, size);
         for (const id of [9, 10, 11]) {
-          const v = num(get(meta, id));
-          if (v !== undefined) m = put(m, id, ThriftType.I64, this.newStarts[this.pageAt(v)]);
+          const v = optionalNumber(typedField(meta, id));
+          if (v !== undefined) m = withTypedField(m, id, ThriftType.I64, this.newStarts[this.pageAt(v)]);
         }
-        let c = put(cc, 3, ThriftType.Struct, m);
-        const fileOffset = num(get(cc, 2));
+        let c = withTypedField(cc, 3, ThriftType.Struct, m);
+        const fileOffset = optionalNumber(typedField(cc, 2));
         // parquet-rs puts it at the chunk's end (where parquet-mr wrote its metadata); keep it there.
-        if (fileOffset !== undefined) c = put(c, 2, ThriftType.I64, fileOffset === end ? this.newStarts[e] : this.newStarts[s]);
+        if (fileOffset !== undefined) c = withTypedField(c, 2, ThriftType.I64, fileOffset === end ? this.newStarts[e] : this.newStarts[s]);
         for (const [kind, offsetId] of [['offset', 4], ['column', 6]] as const) {
           const p = placed.get(`${kind}${k}`);
-          if (p) c = put(put(c, offsetId, ThriftType.I64, p[0]), offsetId + 1, ThriftType.I32, p[1]);
+          if (p) c = withTypedField(withTypedField(c, offsetId, ThriftType.I64, p[0]), offsetId + 1, ThriftType.I32, p[1]);
         }
         k++;
         return c;
       });
-      let r = put(rg, 1, ThriftType.List, listOf(newChunks));
-      const fileOffset = num(get(rg, 5));
-      if (fileOffset !== undefined) r = put(r, 5, ThriftType.I64, this.newStarts[this.pageAt(fileOffset)]);
-      if (get(rg, 6) !== undefined) r = put(r, 6, ThriftType.I64, total);
+      let r = withTypedField(rg, 1, ThriftType.List, typedList(newChunks, ThriftType.Struct));
+      const fileOffset = optionalNumber(typedField(rg, 5));
+      if (fileOffset !== undefined) r = withTypedField(r, 5, ThriftType.I64, this.newStarts[this.pageAt(fileOffset)]);
+      if (typedField(rg, 6) !== undefined) r = withTypedField(r, 6, ThriftType.I64, total);
       return r;
     });
-    const newFooter = writeTypedStruct(put(footer, 4, ThriftType.List, listOf(newRowGroups)));
+    const newFooter = writeTypedStruct(withTypedField(footer, 4, ThriftType.List, typedList(newRowGroups, ThriftType.Struct)));
     const tail = new Uint8Array(newFooter.length + 8);
     tail.set(newFooter, 0);
     new DataView(tail.buffer).setUint32(newFooter.length, newFooter.length, true);
-    tail.set(MAGIC, newFooter.length + 4);
+    tail.set(PARQUET_MAGIC_BYTES, newFooter.length + 4);
     parts.push(tail);
     return this.taken(chunk.length, parts);
   }
@@ -283,17 +265,17 @@ export class PageCompressor {
   /** An OffsetIndex with its page locations moved to the compressed pages. */
   private offsetIndex(bytes: Uint8Array): Uint8Array {
     const oi = readTypedStruct(bytes);
-    const locations = (items(get(oi, 1)) as TypedField[][]).map((loc) => {
-      const i = this.pageAt(num(get(loc, 1))!);
-      return put(put(loc, 1, ThriftType.I64, this.newStarts[i]), 2, ThriftType.I32, this.newStarts[i + 1] - this.newStarts[i]);
+    const locations = (typedItems(typedField(oi, 1)) as TypedField[][]).map((loc) => {
+      const i = this.pageAt(optionalNumber(typedField(loc, 1))!);
+      return withTypedField(withTypedField(loc, 1, ThriftType.I64, this.newStarts[i]), 2, ThriftType.I32, this.newStarts[i + 1] - this.newStarts[i]);
     });
-    return writeTypedStruct(put(oi, 1, ThriftType.List, listOf(locations)));
+    return writeTypedStruct(withTypedField(oi, 1, ThriftType.List, typedList(locations, ThriftType.Struct)));
   }
 }
 
 /** Where a column chunk's pages start: its dictionary page if it has one, else its first data page. */
 function chunkStart(meta: readonly TypedField[]): number {
-  const data = num(get(meta, 9))!;
-  const dict = num(get(meta, 11));
+  const data = optionalNumber(typedField(meta, 9))!;
+  const dict = optionalNumber(typedField(meta, 11));
   return dict !== undefined && dict > 0 && dict < data ? dict : data;
 }

@@ -14,35 +14,13 @@
 import { InvalidArgumentError, InvalidFileError } from '../errors.js';
 import type { ZstdCodec } from './compression-codec.js';
 import { decompressPage, PageError, PageType, readPages } from './page-compression.js';
-import { ThriftType, type TypedField, type TypedList, type TypedValue, writeTypedStruct } from './thrift.js';
+import { ThriftType, typedField, typedItems, typedList, typedNumber, withTypedField, writeTypedStruct, type TypedField, type TypedValue } from './thrift.js';
+import { PARQUET_MAGIC_BYTES } from './footer.js';
 
-const MAGIC = Uint8Array.of(0x50, 0x41, 0x52, 0x31);
 /** Ranges closer than this are fetched in one read. */
 const COALESCE_GAP = 1024 * 1024;
 const ARROW_SCHEMA_KEY = 'ARROW:schema';
 const utf8 = new TextDecoder();
-
-function field(fields: readonly TypedField[], id: number): TypedValue | undefined {
-  return fields.find((f) => f.id === id)?.value;
-}
-
-function num(v: TypedValue | undefined): number {
-  return typeof v === 'bigint' ? Number(v) : (v as number);
-}
-
-function list(v: TypedValue | undefined): TypedValue[] {
-  return v !== undefined && typeof v === 'object' && 'kind' in v && v.kind === 'list' ? v.items : [];
-}
-
-function set(fields: readonly TypedField[], id: number, type: number, value: TypedValue): TypedField[] {
-  const out = fields.filter((f) => f.id !== id);
-  out.push({ id, type, value });
-  return out.sort((a, b) => a.id - b.id);
-}
-
-function withList(items: TypedValue[], elementType: number): TypedList {
-  return { kind: 'list', elementType, items };
-}
 
 interface TopLevelColumn {
   readonly name: string;
@@ -55,23 +33,23 @@ interface TopLevelColumn {
 /** The top-level fields of the flattened schema, with their element and leaf spans. */
 function topLevelColumns(schema: readonly TypedField[][]): TopLevelColumn[] {
   const out: TopLevelColumn[] = [];
-  const rootChildren = num(field(schema[0] ?? [], 5) ?? 0);
+  const rootChildren = typedNumber(typedField(schema[0] ?? [], 5) ?? 0);
   let i = 1;
   let leaf = 0;
   const skip = (): void => {
     const el = schema[i++];
     if (!el) throw new InvalidFileError('schema list ends early');
-    const n = field(el, 5);
-    if (n === undefined || field(el, 1) !== undefined) {
+    const n = typedField(el, 5);
+    if (n === undefined || typedField(el, 1) !== undefined) {
       leaf++;
       return;
     }
-    for (let c = 0; c < num(n); c++) skip();
+    for (let c = 0; c < typedNumber(n); c++) skip();
   };
   for (let c = 0; c < rootChildren; c++) {
     const first = i;
     const firstLeaf = leaf;
-    const name = utf8.decode(field(schema[i] ?? [], 4) as Uint8Array);
+    const name = utf8.decode(typedField(schema[i] ?? [], 4) as Uint8Array);
     skip();
     out.push({ name, elements: [first, i], leaves: [firstLeaf, leaf] });
   }
@@ -91,7 +69,7 @@ export function schemaOnlyFile(footer: readonly TypedField[]): Uint8Array {
     .filter((f) => f.id !== 3 && f.id !== 4)
     .concat([
       { id: 3, type: ThriftType.I64, value: 0 },
-      { id: 4, type: ThriftType.List, value: withList([], ThriftType.Struct) },
+      { id: 4, type: ThriftType.List, value: typedList([], ThriftType.Struct) },
     ])
     .sort((a, b) => a.id - b.id);
   return frame([], writeTypedStruct(meta));
@@ -103,18 +81,18 @@ function cleanFileMetaData(footer: readonly TypedField[]): TypedField[] {
     .filter((f) => f.id <= 7)
     .map((f) => {
       if (f.id !== 5) return f;
-      const kv = list(f.value).filter((e) => {
-        const key = field(e as TypedField[], 1);
+      const kv = typedItems(f.value).filter((e) => {
+        const key = typedField(e as TypedField[], 1);
         return !(key instanceof Uint8Array && utf8.decode(key) === ARROW_SCHEMA_KEY);
       });
-      return { ...f, value: withList(kv, ThriftType.Struct) };
+      return { ...f, value: typedList(kv, ThriftType.Struct) };
     });
 }
 
 function frame(chunks: readonly Uint8Array[], footer: Uint8Array): Uint8Array {
   const size = 4 + chunks.reduce((s, c) => s + c.length, 0) + footer.length + 8;
   const out = new Uint8Array(size);
-  out.set(MAGIC, 0);
+  out.set(PARQUET_MAGIC_BYTES, 0);
   let at = 4;
   for (const c of chunks) {
     out.set(c, at);
@@ -123,7 +101,7 @@ function frame(chunks: readonly Uint8Array[], footer: Uint8Array): Uint8Array {
   out.set(footer, at);
   at += footer.length;
   new DataView(out.buffer).setUint32(at, footer.length, true);
-  out.set(MAGIC, at + 4);
+  out.set(PARQUET_MAGIC_BYTES, at + 4);
   return out;
 }
 
@@ -157,7 +135,7 @@ function decompressedChunk(bytes: Uint8Array, zstd: ZstdCodec): ChunkBytes {
 }
 
 function pathInSchema(meta: readonly TypedField[]): string {
-  return list(field(meta, 3))
+  return typedItems(typedField(meta, 3))
     .map((p) => utf8.decode(p as Uint8Array))
     .join('.');
 }
@@ -179,11 +157,11 @@ export function planRowGroup(
   columns?: readonly string[],
   options: RowGroupFileOptions = {},
 ): RowGroupPlan {
-  const schema = list(field(footer, 2)) as TypedField[][];
-  const rowGroups = list(field(footer, 4)) as TypedField[][];
+  const schema = typedItems(typedField(footer, 2)) as TypedField[][];
+  const rowGroups = typedItems(typedField(footer, 4)) as TypedField[][];
   const rg = rowGroups[index];
   if (!rg) throw new InvalidArgumentError(`no row group ${index}`);
-  const chunks = list(field(rg, 1)) as TypedField[][];
+  const chunks = typedItems(typedField(rg, 1)) as TypedField[][];
   const tops = topLevelColumns(schema);
   const keep = columns ? tops.filter((t) => columns.includes(t.name)) : tops;
 
@@ -194,12 +172,12 @@ export function planRowGroup(
   const spans = leaves.map((l) => {
     const cc = chunks[l];
     if (!cc) throw new InvalidFileError(`row group ${index} has no column chunk ${l}`);
-    const meta = field(cc, 3) as TypedField[];
-    const data = num(field(meta, 9));
-    const dictValue = field(meta, 11);
-    const dict = dictValue === undefined ? undefined : num(dictValue);
+    const meta = typedField(cc, 3) as TypedField[];
+    const data = typedNumber(typedField(meta, 9));
+    const dictValue = typedField(meta, 11);
+    const dict = dictValue === undefined ? undefined : typedNumber(dictValue);
     const start = dict !== undefined && dict > 0 && dict < data ? dict : data;
-    return { cc, meta, start, end: start + num(field(meta, 7)) };
+    return { cc, meta, start, end: start + typedNumber(typedField(meta, 7)) };
   });
 
   // Coalesced reads.
@@ -226,7 +204,7 @@ export function planRowGroup(
         const delta = at - s.start;
         const chunkStart = at;
         let meta = s.meta.filter((f) => f.id !== 14 && f.id !== 15);
-        if (options.zstd && num(field(meta, 4)) === ZSTD) {
+        if (options.zstd && typedNumber(typedField(meta, 4)) === ZSTD) {
           let chunk: ChunkBytes;
           try {
             chunk = decompressedChunk(bytes, options.zstd);
@@ -235,47 +213,47 @@ export function planRowGroup(
             throw new InvalidFileError(`row group ${index}, column ${pathInSchema(meta)}: ${e.message}`, { path: options.path, cause: e });
           }
           parts.push(...chunk.parts);
-          meta = set(meta, 4, ThriftType.I32, UNCOMPRESSED);
-          meta = set(meta, 6, ThriftType.I64, chunk.length);
-          meta = set(meta, 7, ThriftType.I64, chunk.length);
-          meta = set(meta, 9, ThriftType.I64, at + chunk.dataPage);
+          meta = withTypedField(meta, 4, ThriftType.I32, UNCOMPRESSED);
+          meta = withTypedField(meta, 6, ThriftType.I64, chunk.length);
+          meta = withTypedField(meta, 7, ThriftType.I64, chunk.length);
+          meta = withTypedField(meta, 9, ThriftType.I64, at + chunk.dataPage);
           meta = meta.filter((f) => f.id !== 10 && f.id !== 11);
-          if (chunk.dictionaryPage !== undefined) meta = set(meta, 11, ThriftType.I64, at + chunk.dictionaryPage);
+          if (chunk.dictionaryPage !== undefined) meta = withTypedField(meta, 11, ThriftType.I64, at + chunk.dictionaryPage);
           at += chunk.length;
         } else {
           parts.push(bytes);
           at += s.end - s.start;
           for (const id of [9, 10, 11]) {
             const f = meta.find((x) => x.id === id);
-            if (f) meta = set(meta, id, f.type, num(f.value) + delta);
+            if (f) meta = withTypedField(meta, id, f.type, typedNumber(f.value) + delta);
           }
         }
         let cc = s.cc.filter((f) => f.id <= 3);
         const fileOffset = cc.find((f) => f.id === 2);
         // Rewritten chunks change length: their file_offset (unused by readers) is their start.
-        const rewrote = at - chunkStart !== s.end - s.start || num(field(meta, 4)) !== num(field(s.meta, 4));
-        if (fileOffset) cc = set(cc, 2, fileOffset.type, rewrote ? chunkStart : Math.max(0, num(fileOffset.value) + delta));
-        return set(cc, 3, ThriftType.Struct, meta);
+        const rewrote = at - chunkStart !== s.end - s.start || typedNumber(typedField(meta, 4)) !== typedNumber(typedField(s.meta, 4));
+        if (fileOffset) cc = withTypedField(cc, 2, fileOffset.type, rewrote ? chunkStart : Math.max(0, typedNumber(fileOffset.value) + delta));
+        return withTypedField(cc, 3, ThriftType.Struct, meta);
       });
 
       let newRg = rg.filter((f) => f.id === 2 || f.id === 3 || f.id === 5 || f.id === 6);
-      newRg = set(newRg, 1, ThriftType.List, withList(newChunks, ThriftType.Struct));
+      newRg = withTypedField(newRg, 1, ThriftType.List, typedList(newChunks, ThriftType.Struct));
       const fo = newRg.find((f) => f.id === 5);
-      if (fo) newRg = set(newRg, 5, fo.type, 4);
+      if (fo) newRg = withTypedField(newRg, 5, fo.type, 4);
       const tcs = newRg.find((f) => f.id === 6);
-      if (tcs) newRg = set(newRg, 6, tcs.type, at - 4);
+      if (tcs) newRg = withTypedField(newRg, 6, tcs.type, at - 4);
 
       let meta = cleanFileMetaData(footer);
       if (columns) {
         const root = schema[0];
-        const kept: TypedValue[] = [set(root, 5, ThriftType.I32, keep.length)];
+        const kept: TypedValue[] = [withTypedField(root, 5, ThriftType.I32, keep.length)];
         for (const t of keep) for (let e = t.elements[0]; e < t.elements[1]; e++) kept.push(schema[e]);
-        meta = set(meta, 2, ThriftType.List, withList(kept, ThriftType.Struct));
+        meta = withTypedField(meta, 2, ThriftType.List, typedList(kept, ThriftType.Struct));
         const orders = meta.find((f) => f.id === 7);
-        if (orders) meta = set(meta, 7, ThriftType.List, withList(leaves.map((l) => list(orders.value)[l]), ThriftType.Struct));
+        if (orders) meta = withTypedField(meta, 7, ThriftType.List, typedList(leaves.map((l) => typedItems(orders.value)[l]), ThriftType.Struct));
       }
-      meta = set(meta, 3, ThriftType.I64, num(field(rg, 3)));
-      meta = set(meta, 4, ThriftType.List, withList([newRg], ThriftType.Struct));
+      meta = withTypedField(meta, 3, ThriftType.I64, typedNumber(typedField(rg, 3)));
+      meta = withTypedField(meta, 4, ThriftType.List, typedList([newRg], ThriftType.Struct));
       return frame(parts, writeTypedStruct(meta));
     },
   };

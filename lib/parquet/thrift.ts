@@ -251,6 +251,42 @@ export class TypedThriftReader extends ThriftReader {
   }
 }
 
+// Typed-struct access shared by the files that edit Parquet metadata (field ids are parquet-format's).
+
+/** Field `id` of a typed struct, if set. */
+export function typedField(fields: readonly TypedField[], id: number): TypedValue | undefined {
+  return fields.find((f) => f.id === id)?.value;
+}
+
+/** An integer value as a number: NaN when absent or not an integer. */
+export function typedNumber(v: TypedValue | undefined): number {
+  return typeof v === 'bigint' ? Number(v) : typeof v === 'number' ? v : Number.NaN;
+}
+
+/** An optional integer value as a number: undefined when absent. */
+export function optionalNumber(v: TypedValue | undefined): number | undefined {
+  return v === undefined ? undefined : typedNumber(v);
+}
+
+/** The items of a list value (none when absent). */
+export function typedItems(v: TypedValue | undefined): TypedValue[] {
+  return v !== undefined && typeof v === 'object' && 'kind' in v && v.kind === 'list' ? v.items : [];
+}
+
+/** The fields of a struct value (none when absent). */
+export function typedFields(v: TypedValue | undefined): TypedField[] {
+  return Array.isArray(v) ? v : [];
+}
+
+export function typedList(items: TypedValue[], elementType: number): TypedList {
+  return { kind: 'list', elementType, items };
+}
+
+/** `fields` with field `id` set to `value`, in id order. */
+export function withTypedField(fields: readonly TypedField[], id: number, type: number, value: TypedValue): TypedField[] {
+  return fields.filter((f) => f.id !== id).concat([{ id, type, value }]).sort((a, b) => a.id - b.id);
+}
+
 export function readTypedStruct(bytes: Uint8Array): TypedField[] {
   return new TypedThriftReader(bytes).typedStruct();
 }
