@@ -19,8 +19,12 @@ import { workerStart } from './worker-start.js';
 export const PLAN_DECODE_WORKERS_PROPERTY = 'packice.plan.decode-workers';
 /** At most this many by default: the planner's own thread reads, pairs deletes and keeps candidates. */
 export const MAX_DEFAULT_PLAN_WORKERS = 5;
-/** Below this many bytes of data manifests, the default is no pool: starting workers costs more than it saves. */
-export const MIN_POOL_MANIFEST_BYTES = 8 * 1024 * 1024;
+/**
+ * Below this many bytes of data manifests, the default is no pool: starting a worker (its module
+ * graph loaded again) cost more than it saved on 100,000 files in 12.5-19 MiB (BENCHMARKS.md,
+ * "Planning on decode workers"); on 1,000,000 files in 118-124 MiB it pays for itself.
+ */
+export const MIN_POOL_MANIFEST_BYTES = 32 * 1024 * 1024;
 
 /** What a plan worker is started with. */
 export interface PlanWorkerData {
@@ -35,7 +39,7 @@ export type FromPlanWorker =
 
 /**
  * Plan decode workers: `explicit` (an option, else the table property) when given, else one fewer
- * than the vCPUs (on Lambda: its memory ÷ 1,769 MB), at most 5, none for less than 8 MiB of data
+ * than the vCPUs (on Lambda: its memory ÷ 1,769 MB), at most 5, none for less than 32 MiB of data
  * manifests. Never more than the manifests.
  */
 export function planDecodeWorkerCount(explicit: number | undefined, metadata: TableMetadata, manifests: number, manifestBytes: number): number {
