@@ -81,73 +81,87 @@ const entryFits = (e: ManifestEntry, specId: number): boolean =>
 
 /** Reads a data manifest's bytes into columns: its live data files (status not DELETED, content data). */
 export async function decodeManifestColumns(source: ByteSource, manifest: ManifestFile, spec: PartitionSpec, schema: Schema): Promise<ManifestColumns> {
-  const live: ManifestEntry[] = [];
-  for await (const batch of manifestSourceBatches(source, manifest, spec, schema, { dataFileStats: false })) {
-    for (const e of batch) if (e.status !== 2 && e.dataFile.content === FileContent.Data) live.push(e);
-  }
-  const n = live.length;
-  const c = {
-    count: n,
-    specId: spec.specId,
-    paths: new Array<string>(n),
-    sizes: new Float64Array(n),
-    records: new Float64Array(n),
-    sequenceNumbers: new BigInt64Array(n),
-    snapshotIds: new BigInt64Array(n),
-    sortOrderIds: new Int32Array(n),
-    firstRowIds: new BigInt64Array(n),
-    flags: new Uint8Array(n),
-    formats: new Uint8Array(n),
-    formatNames: [] as FileFormat[],
-    partitionIndexes: new Int32Array(n),
-    partitions: [] as { key: string; row: Row }[],
-    splitIndexes: new Int32Array(n),
-    splits: [] as (readonly bigint[])[],
+  // Sized by the manifest list's counts when it has them (grown when they are short): each batch
+  // of entries goes into the columns as it is decoded and dies young.
+  const listed = (manifest.addedFilesCount ?? 0) + (manifest.existingFilesCount ?? 0);
+  let size = Math.max(16, listed);
+  let n = 0;
+  const arrays = {
+    sizes: new Float64Array(size),
+    records: new Float64Array(size),
+    sequenceNumbers: new BigInt64Array(size),
+    snapshotIds: new BigInt64Array(size),
+    sortOrderIds: new Int32Array(size),
+    firstRowIds: new BigInt64Array(size),
+    flags: new Uint8Array(size),
+    formats: new Uint8Array(size),
+    partitionIndexes: new Int32Array(size),
+    splitIndexes: new Int32Array(size),
   };
+  type Arrays = typeof arrays;
+  const resize = (to: number): void => {
+    for (const k of Object.keys(arrays) as (keyof Arrays)[]) {
+      const a = arrays[k];
+      const b = new (a.constructor as new (n: number) => typeof a)(to);
+      b.set(a.subarray(0, Math.min(n, to)) as never);
+      (arrays as Record<keyof Arrays, typeof a>)[k] = b;
+    }
+    size = to;
+  };
+  const c = arrays;
+  const paths: string[] = [];
+  const formatNames: FileFormat[] = [];
+  const partitions: { key: string; row: Row }[] = [];
+  const splitLists: (readonly bigint[])[] = [];
   // Entries of one partition share their tuple, and equal split lists one array (manifest/reader.ts).
   const rows = new Map<Row, number>();
   const splits = new Map<readonly bigint[], number>();
   const wholeAt: number[] = [];
   const whole: ManifestEntry[] = [];
-  for (let i = 0; i < n; i++) {
-    const e = live[i];
-    const f: DataFile = e.dataFile;
-    c.paths[i] = f.filePath;
-    let p = rows.get(f.partition);
-    if (p === undefined) rows.set(f.partition, (p = c.partitions.push({ key: partitionKey(f.specId, f.partition), row: f.partition }) - 1));
-    c.partitionIndexes[i] = p;
-    if (!entryFits(e, spec.specId)) {
-      wholeAt.push(i);
-      whole.push(e);
-      continue;
-    }
-    c.sizes[i] = Number(f.fileSizeInBytes);
-    c.records[i] = Number(f.recordCount);
-    c.sequenceNumbers[i] = e.sequenceNumber ?? 0n;
-    let flags = 0;
-    if (e.snapshotId === null) flags |= COLUMN_FLAGS.NO_SNAPSHOT;
-    else c.snapshotIds[i] = e.snapshotId;
-    if (f.sortOrderId !== null && f.sortOrderId !== undefined) {
-      flags |= COLUMN_FLAGS.SORT_ORDER;
-      c.sortOrderIds[i] = f.sortOrderId;
-    }
-    if (f.firstRowId !== null && f.firstRowId !== undefined) {
-      flags |= COLUMN_FLAGS.FIRST_ROW_ID;
-      c.firstRowIds[i] = f.firstRowId;
-    }
-    c.flags[i] = flags;
-    let format = c.formatNames.indexOf(f.fileFormat);
-    if (format < 0) format = c.formatNames.push(f.fileFormat) - 1;
-    c.formats[i] = format;
-    const list = f.splitOffsets ?? null;
-    if (list === null) c.splitIndexes[i] = -1;
-    else {
-      let s = splits.get(list);
-      if (s === undefined) splits.set(list, (s = c.splits.push(list) - 1));
-      c.splitIndexes[i] = s;
+  for await (const batch of manifestSourceBatches(source, manifest, spec, schema, { dataFileStats: false })) {
+    for (const e of batch) {
+      if (e.status === 2 || e.dataFile.content !== FileContent.Data) continue;
+      if (n === size) resize(size * 2);
+      const i = n++;
+      const f: DataFile = e.dataFile;
+      paths.push(f.filePath);
+      let p = rows.get(f.partition);
+      if (p === undefined) rows.set(f.partition, (p = partitions.push({ key: partitionKey(f.specId, f.partition), row: f.partition }) - 1));
+      c.partitionIndexes[i] = p;
+      if (!entryFits(e, spec.specId)) {
+        wholeAt.push(i);
+        whole.push(e);
+        continue;
+      }
+      c.sizes[i] = Number(f.fileSizeInBytes);
+      c.records[i] = Number(f.recordCount);
+      c.sequenceNumbers[i] = e.sequenceNumber ?? 0n;
+      let flags = 0;
+      if (e.snapshotId === null) flags |= COLUMN_FLAGS.NO_SNAPSHOT;
+      else c.snapshotIds[i] = e.snapshotId;
+      if (f.sortOrderId !== null && f.sortOrderId !== undefined) {
+        flags |= COLUMN_FLAGS.SORT_ORDER;
+        c.sortOrderIds[i] = f.sortOrderId;
+      }
+      if (f.firstRowId !== null && f.firstRowId !== undefined) {
+        flags |= COLUMN_FLAGS.FIRST_ROW_ID;
+        c.firstRowIds[i] = f.firstRowId;
+      }
+      c.flags[i] = flags;
+      let format = formatNames.indexOf(f.fileFormat);
+      if (format < 0) format = formatNames.push(f.fileFormat) - 1;
+      c.formats[i] = format;
+      const list = f.splitOffsets ?? null;
+      if (list === null) c.splitIndexes[i] = -1;
+      else {
+        let s = splits.get(list);
+        if (s === undefined) splits.set(list, (s = splitLists.push(list) - 1));
+        c.splitIndexes[i] = s;
+      }
     }
   }
-  return { ...c, wholeAt: Int32Array.from(wholeAt), whole };
+  if (n < size) resize(n);
+  return { ...c, count: n, specId: spec.specId, paths, formatNames, partitions, splits: splitLists, wholeAt: Int32Array.from(wholeAt), whole };
 }
 
 /** The buffers of the columns, to transfer. */
