@@ -14,7 +14,10 @@ import { FactsAccumulator } from '../lib/compaction/file-facts.js';
 import { planCompaction, planFromFacts } from '../lib/compaction/planner.js';
 import { resolvePolicy } from '../lib/compaction/policy.js';
 import { rewriteGroup } from '../lib/compaction/rewriter.js';
-import { streamFiles } from '../lib/iceberg/scan-planning.js';
+import { streamFileColumns, type DecodeColumns, type StreamedScan } from '../lib/iceberg/scan-planning.js';
+import type { DeleteFileIndex } from '../lib/iceberg/delete-index.js';
+import type { ManifestFile } from '../lib/iceberg/manifest-list.js';
+import { ManifestDecodePool, planDecodeWorkerCount } from '../lib/compaction/plan-pool.js';
 import { runCompaction } from '../lib/pipeline/local-runner.js';
 import type { PhaseResult } from './report.js';
 
@@ -225,17 +228,37 @@ export async function planPhase(location: string, runs: number, concurrency?: nu
     const c0 = process.cpuUsage();
     const resolved = resolvePolicy(table.metadata, request.policy);
     const accumulator = new FactsAccumulator(table.metadata, resolved.policy, resolved.filter, { keep: 'candidates' });
-    const scan = await streamFiles(
-      table.io,
-      table.metadata,
-      (task) => {
-        tasks++;
-        deletes += (task.deletes.deletionVector ? 1 : 0) + task.deletes.positionDeletes.length + task.deletes.equalityDeletes.length;
-        accumulator.add(task);
-      },
-      undefined,
-      { columnStats: false, ...(concurrency !== undefined ? { concurrency } : {}) },
-    );
+    // As planCompaction without --where: data manifests decoded into columns on the plan's decode
+    // workers (default count unless PACKICE_PLAN_WORKERS), each file's deletes counted as looked up.
+    let pool: ManifestDecodePool | undefined;
+    let scan: StreamedScan;
+    try {
+      const workers = process.env.PACKICE_PLAN_WORKERS;
+      const decoder = (data: readonly ManifestFile[]): DecodeColumns => {
+        const bytes = data.reduce((sum, m) => sum + Number(m.manifestLength), 0);
+        pool = ManifestDecodePool.start(planDecodeWorkerCount(workers === undefined ? undefined : Number(workers), table.metadata, data.length, bytes), table.metadata);
+        info.workers = pool.size;
+        return pool.decode;
+      };
+      scan = await streamFileColumns(
+        table.io,
+        table.metadata,
+        decoder,
+        (c, spec, index) => {
+          tasks += c.count;
+          const counting = Object.create(index) as DeleteFileIndex;
+          counting.forPath = (path, seq, key) => {
+            const d = index.forPath(path, seq, key);
+            deletes += (d.deletionVector ? 1 : 0) + d.positionDeletes.length + d.equalityDeletes.length;
+            return d;
+          };
+          accumulator.addColumns(c, spec, counting);
+        },
+        concurrency !== undefined ? { concurrency } : {},
+      );
+    } finally {
+      await (pool as ManifestDecodePool | undefined)?.close();
+    }
     const snapshotFacts = accumulator.finish();
     const plan = planFromFacts(table.metadata, scan, snapshotFacts, request, resolved, Date.now());
     cpuS.push(cpuSeconds(c0));
@@ -244,6 +267,7 @@ export async function planPhase(location: string, runs: number, concurrency?: nu
     await new Promise((resolve) => setTimeout(resolve, 50));
     gcS.push(gc / 1000);
     info = {
+      ...info,
       tasks,
       deletes,
       // Not snapshotFacts.facts: that would make every kept file's FileFacts.

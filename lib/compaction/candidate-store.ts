@@ -5,8 +5,9 @@
  * garbage collector must trace and move; the DataFile and task of a file are made again only
  * for the files a plan writes out.
  */
-import type { ApplicableDeletes } from '../iceberg/delete-index.js';
-import { FileContent, type DataFile, type FileFormat } from '../iceberg/manifest.js';
+import { NO_DELETES, type ApplicableDeletes } from '../iceberg/delete-index.js';
+import { COLUMN_FLAGS, fitsColumns, fitsLong, leanDataFile, type ManifestColumns } from '../iceberg/manifest-columns.js';
+import type { DataFile, FileFormat } from '../iceberg/manifest.js';
 import type { PartitionSpec } from '../iceberg/partition.js';
 import type { FileScanTask } from '../iceberg/scan-planning.js';
 import type { Row } from '../iceberg/values.js';
@@ -79,8 +80,41 @@ export class CandidateStore {
     this.flags[i] = flags;
     this.formats[i] = this.formatCode(f.fileFormat);
     this.splitOffsets.push(f.splitOffsets ?? null);
-    if (this.whole || !fitsColumns(f, size, records, task, this.partitions[partition])) this.wholeTasks.set(i, task);
+    if (this.whole || !fitsStore(f, task, this.partitions[partition])) this.wholeTasks.set(i, task);
     return i;
+  }
+
+  /**
+   * Keeps file `i` of a manifest's columns (selected, fitting the columns: not one of their
+   * `whole` files), of partition `partition`, with the deletes the scan applies when any.
+   */
+  addColumns(c: ManifestColumns, i: number, partition: number, deletes: ApplicableDeletes | undefined): number {
+    const j = this.length++;
+    if (j === this.sizes.length) this.grow();
+    this.paths.push(c.paths[i]);
+    this.sizes[j] = c.sizes[i];
+    this.records[j] = c.records[i];
+    this.sequenceNumbers[j] = c.sequenceNumbers[i];
+    this.partitionIndexes[j] = partition;
+    this.deletes.push(deletes);
+    const from = c.flags[i];
+    let flags = SELECTED;
+    if (from & COLUMN_FLAGS.NO_SNAPSHOT) flags |= NO_SNAPSHOT;
+    else this.snapshotIds[j] = c.snapshotIds[i];
+    if (from & COLUMN_FLAGS.SORT_ORDER) {
+      flags |= SORT_ORDER;
+      this.sortOrderIds[j] = c.sortOrderIds[i];
+    }
+    if (from & COLUMN_FLAGS.FIRST_ROW_ID) {
+      flags |= FIRST_ROW_ID;
+      this.firstRowIds[j] = c.firstRowIds[i];
+    }
+    this.flags[j] = flags;
+    this.formats[j] = this.formatCode(c.formatNames[c.formats[i]]);
+    const split = c.splitIndexes[i];
+    this.splitOffsets.push(split < 0 ? null : c.splits[split]);
+    if (this.whole) this.wholeTasks.set(j, this.task(j, deletes ?? NO_DELETES));
+    return j;
   }
 
   selected(i: number): boolean {
@@ -122,29 +156,11 @@ export class CandidateStore {
     if (kept) return kept.dataFile;
     const p = this.partition(i);
     const flags = this.flags[i];
-    return {
-      content: FileContent.Data,
-      filePath: this.paths[i],
-      fileFormat: this.format(i),
-      specId: p.specId,
-      partition: p.row,
-      recordCount: BigInt(this.records[i]),
-      fileSizeInBytes: BigInt(this.sizes[i]),
-      columnSizes: null,
-      valueCounts: null,
-      nullValueCounts: null,
-      nanValueCounts: null,
-      lowerBounds: null,
-      upperBounds: null,
-      keyMetadata: null,
-      splitOffsets: this.splitOffsets[i],
-      equalityIds: null,
-      sortOrderId: flags & SORT_ORDER ? this.sortOrderIds[i] : null,
-      firstRowId: flags & FIRST_ROW_ID ? this.firstRowIds[i] : null,
-      referencedDataFile: null,
-      contentOffset: null,
-      contentSizeInBytes: null,
-    };
+    return leanDataFile(
+      this.paths[i], this.format(i), p.specId, p.row, this.records[i], this.sizes[i], this.splitOffsets[i],
+      flags & SORT_ORDER ? this.sortOrderIds[i] : null,
+      flags & FIRST_ROW_ID ? this.firstRowIds[i] : null,
+    );
   }
 
   private formatCode(format: FileFormat): number {
@@ -172,12 +188,8 @@ export class CandidateStore {
   }
 }
 
-const I64_MIN = -(2n ** 63n);
-const I64_MAX = 2n ** 63n - 1n;
-const fitsLong = (v: bigint | null): boolean => v === null || (v >= I64_MIN && v <= I64_MAX);
-
 /** Whether two partition tuples hold the same values (one per partition is kept). */
-function sameRow(a: Row, b: Row): boolean {
+export function sameRow(a: Row, b: Row): boolean {
   if (a === b) return true;
   const ka = Object.keys(a);
   const kb = Object.keys(b);
@@ -193,27 +205,9 @@ function sameRow(a: Row, b: Row): boolean {
 }
 
 /** Whether the columns give back a DataFile and task equal to these (else the task is kept whole). */
-function fitsColumns(f: DataFile, size: number, records: number, task: FileScanTask, p: StoredPartition): boolean {
+function fitsStore(f: DataFile, task: FileScanTask, p: StoredPartition): boolean {
   return (
-    f.content === FileContent.Data &&
-    Number.isSafeInteger(size) &&
-    Number.isSafeInteger(records) &&
-    f.columnSizes === null &&
-    f.valueCounts === null &&
-    f.nullValueCounts === null &&
-    f.nanValueCounts === null &&
-    f.lowerBounds === null &&
-    f.upperBounds === null &&
-    f.keyMetadata === null &&
-    f.splitOffsets !== undefined &&
-    f.equalityIds === null &&
-    f.sortOrderId !== undefined &&
-    (f.sortOrderId === null || (f.sortOrderId | 0) === f.sortOrderId) &&
-    f.firstRowId !== undefined &&
-    fitsLong(f.firstRowId) &&
-    f.referencedDataFile === null &&
-    f.contentOffset === null &&
-    f.contentSizeInBytes === null &&
+    fitsColumns(f) &&
     f.specId === p.specId &&
     sameRow(f.partition, p.row) &&
     task.spec === p.spec &&

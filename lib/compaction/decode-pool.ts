@@ -23,6 +23,7 @@ import { readAheadRange } from '../parquet/footer.js';
 import { unpackBatch, type TransferredBatch } from '../parquet/batch-transfer.js';
 import type { LiveBatch } from '../table/scan.js';
 import type { GroupInput } from './messages.js';
+import { workerStart } from './worker-start.js';
 
 /** Table property: decode workers per group rewrite (0: decode on the rewriter's own thread). */
 export const DECODE_WORKERS_PROPERTY = 'packice.rewrite.decode-workers';
@@ -92,27 +93,27 @@ export interface DecodePoolOptions {
  * Never more than the inputs to decode.
  */
 export function decodeWorkerCount(explicit: number | undefined, metadata: TableMetadata, inputs: number, decodeBytes: number, autoCap = MAX_DEFAULT_DECODE_WORKERS): number {
-  const property = metadata.properties[DECODE_WORKERS_PROPERTY];
-  const asked = explicit ?? (property !== undefined ? Number(property) : undefined);
-  if (asked !== undefined) {
-    if (!Number.isSafeInteger(asked) || asked < 0) {
-      throw new InvalidArgumentError(`decode workers must be a whole number >= 0, got ${explicit ?? JSON.stringify(property)}`, { path: metadata.location });
-    }
-    return Math.min(asked, inputs);
-  }
+  const asked = workersAsked(explicit, metadata, DECODE_WORKERS_PROPERTY);
+  if (asked !== undefined) return Math.min(asked, inputs);
   if (decodeBytes < MIN_POOL_DECODE_BYTES) return 0;
-  let cpus = availableParallelism();
-  const lambdaMb = Number(process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE);
-  if (Number.isFinite(lambdaMb) && lambdaMb > 0) cpus = Math.min(cpus, Math.max(1, Math.round(lambdaMb / LAMBDA_MB_PER_VCPU)));
-  return Math.max(0, Math.min(cpus - 1, MAX_DEFAULT_DECODE_WORKERS, autoCap, inputs));
+  return Math.max(0, Math.min(vcpus() - 1, MAX_DEFAULT_DECODE_WORKERS, autoCap, inputs));
 }
 
-/** Where the worker starts: through the tsx loader from the sources, else decode-worker.js beside this module (dist/lib, or index.js in a Lambda bundle). */
-function workerStart(): { readonly url: URL; readonly module: string } {
-  const here = import.meta.url;
-  if (here.endsWith('.ts')) return { url: new URL('../worker-entry.mjs', here), module: new URL('./decode-worker.ts', here).href };
-  const url = new URL('./decode-worker.js', here);
-  return { url, module: url.href };
+/** Workers asked for: `explicit` when given, else the table property `property`; refused unless a whole number >= 0. */
+export function workersAsked(explicit: number | undefined, metadata: TableMetadata, property: string): number | undefined {
+  const value = metadata.properties[property];
+  const asked = explicit ?? (value !== undefined ? Number(value) : undefined);
+  if (asked !== undefined && (!Number.isSafeInteger(asked) || asked < 0)) {
+    throw new InvalidArgumentError(`decode workers must be a whole number >= 0, got ${explicit ?? JSON.stringify(value)}`, { path: metadata.location });
+  }
+  return asked;
+}
+
+/** The vCPUs this process may use: os.availableParallelism(), on Lambda at most its memory ÷ 1,769 MB (rounded, at least 1). */
+export function vcpus(): number {
+  const cpus = availableParallelism();
+  const lambdaMb = Number(process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE);
+  return Number.isFinite(lambdaMb) && lambdaMb > 0 ? Math.min(cpus, Math.max(1, Math.round(lambdaMb / LAMBDA_MB_PER_VCPU))) : cpus;
 }
 
 interface Slot {
@@ -152,7 +153,7 @@ export class DecodePool {
   static start(count: number, io: FileIO, metadata: TableMetadata, options: DecodePoolOptions): DecodePool {
     if (!Number.isSafeInteger(count) || count < 1) throw new InvalidArgumentError(`a decode pool needs at least one worker, got ${count}`);
     const pool = new DecodePool(io);
-    const { url, module } = workerStart();
+    const { url, module } = workerStart('decode-worker');
     const workerData: DecodeWorkerData = {
       module, metadata, mode: options.mode, lineage: options.lineage, batchSize: options.batchSize,
       windowBytes: options.windowBytes ?? DEFAULT_WINDOW_BYTES,

@@ -5,10 +5,12 @@
  * partition, its files and when it was last written to. Neither reads a data or delete file.
  */
 import { deleteFileKey } from '../iceberg/delete-file.js';
-import { NO_DELETES, type ApplicableDeletes, type DeleteFileRef } from '../iceberg/delete-index.js';
+import { NO_DELETES, type ApplicableDeletes, type DeleteFileIndex, type DeleteFileRef } from '../iceberg/delete-index.js';
 import type { FileFormat } from '../iceberg/manifest.js';
 import { partitionToPath } from '../iceberg/locations.js';
-import { partitionKey } from '../iceberg/partition.js';
+import { columnsDataFile, COLUMN_FLAGS, type ManifestColumns } from '../iceberg/manifest-columns.js';
+import { partitionKey, type PartitionSpec } from '../iceberg/partition.js';
+import type { Row } from '../iceberg/values.js';
 import type { FileScanTask, ScanPlan } from '../iceberg/scan-planning.js';
 import { specsById, type TableMetadata } from '../iceberg/table-metadata.js';
 import type { StructType } from '../iceberg/types.js';
@@ -16,7 +18,7 @@ import { partitionToJson, partitionTypeOf } from '../iceberg/data-file-json.js';
 import type { PartitionRef } from './messages.js';
 import type { PartitionFilter } from './partition-filter.js';
 import type { ResolvedPolicy } from './policy.js';
-import { CandidateStore, type StoredPartition } from './candidate-store.js';
+import { CandidateStore, sameRow, type StoredPartition } from './candidate-store.js';
 
 /** Why a data file is a candidate, in the order reasons are listed. */
 export const FILE_REASONS = ['too-small', 'too-large', 'deletes', 'delete-ratio', 'spec-change'] as const;
@@ -238,27 +240,83 @@ export class FactsAccumulator {
 
   add(task: FileScanTask): void {
     const f = task.dataFile;
-    const size = Number(f.fileSizeInBytes);
-    this.dataFiles++;
-    this.dataBytes += size;
     const d = task.deletes;
     const hasDeletes = d.deletionVector !== undefined || d.positionDeletes.length > 0 || d.equalityDeletes.length > 0;
+    const key = task.partitionKey ?? partitionKey(f.specId, f.partition);
+    const partition = this.partitionOf(key, f.specId, f.partition, task.spec);
+    const selected = !this.filter || this.filter.mayMatch(f);
+    if (this.admit(Number(f.fileSizeInBytes), Number(f.recordCount), f.specId, f.fileFormat, task.snapshotId, d, hasDeletes, partition, selected)) {
+      this.store.add(task, partition.index, selected, hasDeletes);
+    }
+  }
+
+  /**
+   * add() for each live data file of a data manifest read into columns (streamFileColumns), its
+   * deletes looked up in `deletes`: a kept file goes into the store's columns without a DataFile
+   * or task being made. Under a filter, or keeping every file, each file is added as a task.
+   */
+  addColumns(c: ManifestColumns, spec: PartitionSpec, deletes: DeleteFileIndex): void {
+    const asTasks = this.filter !== undefined || this.options.keep === 'all';
+    const parts = c.partitions.map((p) => {
+      const partition = this.partitionOf(p.key, c.specId, p.row, spec);
+      // A tuple that makes the same key but is not the same values: its files are kept whole.
+      return { key: p.key, row: p.row, partition, same: !asTasks && sameRow(p.row, partition.row) };
+    });
+    let w = 0;
+    for (let i = 0; i < c.count; i++) {
+      const { key, row, partition, same } = parts[c.partitionIndexes[i]];
+      if (w < c.wholeAt.length && c.wholeAt[w] === i) {
+        const e = c.whole[w++];
+        const seq = e.sequenceNumber ?? 0n;
+        const f = e.dataFile;
+        this.add({ dataFile: f, spec, dataSequenceNumber: seq, snapshotId: e.snapshotId, deletes: deletes.forPath(f.filePath, seq, key), partitionKey: key });
+        continue;
+      }
+      const seq = c.sequenceNumbers[i];
+      const d = deletes.forPath(c.paths[i], seq, key);
+      const snapshotId = c.flags[i] & COLUMN_FLAGS.NO_SNAPSHOT ? null : c.snapshotIds[i];
+      if (!same) {
+        this.add({ dataFile: columnsDataFile(c, i, row), spec, dataSequenceNumber: seq, snapshotId, deletes: d, partitionKey: key });
+        continue;
+      }
+      const hasDeletes = d !== NO_DELETES && (d.deletionVector !== undefined || d.positionDeletes.length > 0 || d.equalityDeletes.length > 0);
+      if (this.admit(c.sizes[i], c.records[i], c.specId, c.formatNames[c.formats[i]], snapshotId, d, hasDeletes, partition, true)) {
+        this.store.addColumns(c, i, partition.index, hasDeletes ? d : undefined);
+      }
+    }
+  }
+
+  /**
+   * Counts a live data file, notes its deletes and its partition's last commit, and says whether
+   * it is kept: with keep 'candidates', when `selected` (whose rows may match) and it may be
+   * rewritten, or when it cannot be rewritten at all.
+   */
+  private admit(
+    size: number,
+    records: number,
+    specId: number,
+    format: FileFormat,
+    snapshotId: bigint | null,
+    d: ApplicableDeletes,
+    hasDeletes: boolean,
+    partition: PartitionAccumulator,
+    selected: boolean,
+  ): boolean {
+    this.dataFiles++;
+    this.dataBytes += size;
     if (hasDeletes) {
       if (d.deletionVector) this.needed.add(deleteFileKey(d.deletionVector.file));
       for (const p of d.positionDeletes) {
         const k = deleteFileKey(p.file);
         this.needed.add(k);
-        this.reach.set(k, (this.reach.get(k) ?? 0) + Number(f.recordCount));
+        this.reach.set(k, (this.reach.get(k) ?? 0) + records);
       }
       for (const e of d.equalityDeletes) this.needed.add(deleteFileKey(e.file));
     }
-    const key = task.partitionKey ?? partitionKey(f.specId, f.partition);
-    const partition = this.partitionOf(key, task);
     // A file whose snapshot has expired was added before every snapshot still held.
-    const t = task.snapshotId === null ? undefined : this.times.get(task.snapshotId);
+    const t = snapshotId === null ? undefined : this.times.get(snapshotId);
     if (t !== undefined && t > (partition.lastCommitMs ?? -Infinity)) partition.lastCommitMs = t;
     const p = this.policy;
-    const selected = !this.filter || this.filter.mayMatch(f);
     const keep =
       this.options.keep === 'all' ||
       (selected
@@ -266,14 +324,14 @@ export class FactsAccumulator {
           size < p.minFileSizeBytes ||
           size > p.maxFileSizeBytes ||
           p.deleteFileThreshold <= 0 ||
-          f.specId !== this.metadata.defaultSpecId ||
-          f.fileFormat !== REWRITABLE_FORMAT
+          specId !== this.metadata.defaultSpecId ||
+          format !== REWRITABLE_FORMAT
         : // The plan reports every file it cannot rewrite, selected or not.
-          unrewritable(f.fileFormat, hasDeletes ? rewriteDeletes(d, p.mode) : NO_DELETE_REFS) !== undefined);
-    if (keep) this.store.add(task, partition.index, selected, hasDeletes);
-    else if (hasDeletes) {
+          unrewritable(format, hasDeletes ? rewriteDeletes(d, p.mode) : NO_DELETE_REFS) !== undefined);
+    if (!keep && hasDeletes) {
       for (const r of rewriteDeletes(d, p.mode)) this.unkeptDeletes.add(deleteFileKey(r.file));
     }
+    return keep;
   }
 
   finish(): SnapshotFacts {
@@ -354,22 +412,21 @@ export class FactsAccumulator {
     };
   }
 
-  private partitionOf(key: string, task: FileScanTask): PartitionAccumulator {
+  private partitionOf(key: string, specId: number, row: Row, partitionSpec: PartitionSpec): PartitionAccumulator {
     let p = this.partitions.get(key);
     if (p === undefined) {
-      const f = task.dataFile;
-      let type = this.types.get(f.specId);
-      if (!type) this.types.set(f.specId, (type = partitionTypeOf(this.metadata, f.specId)));
-      const partition = partitionToJson(f.partition, type);
-      const spec = this.specs.get(f.specId)!;
+      let type = this.types.get(specId);
+      if (!type) this.types.set(specId, (type = partitionTypeOf(this.metadata, specId)));
+      const partition = partitionToJson(row, type);
+      const spec = this.specs.get(specId)!;
       p = {
         key,
         index: this.partitionList.length,
-        specId: f.specId,
-        spec: task.spec,
-        row: f.partition,
+        specId,
+        spec: partitionSpec,
+        row,
         partition,
-        partitionPath: partitionToPath(spec, f.partition, type),
+        partitionPath: partitionToPath(spec, row, type),
         lastCommitMs: undefined,
       };
       this.partitions.set(key, p);

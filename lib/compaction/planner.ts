@@ -13,12 +13,14 @@ import { deleteFileKey, deleteFileReadBytes } from '../iceberg/delete-file.js';
 import { FileContent, type DataFile } from '../iceberg/manifest.js';
 import { isUnpartitioned } from '../iceberg/partition.js';
 import { MetadataColumns } from '../iceberg/schema.js';
-import { streamFiles, type FileScanTask, type ScanPlan, type StreamedScan } from '../iceberg/scan-planning.js';
+import { streamFileColumns, streamFiles, type DecodeColumns, type FileScanTask, type ScanPlan, type StreamedScan } from '../iceberg/scan-planning.js';
+import type { ManifestFile } from '../iceberg/manifest-list.js';
 import { specsById, type TableMetadata } from '../iceberg/table-metadata.js';
 import { dataFileToJson } from '../iceberg/data-file-json.js';
 import { FILE_REASONS, FactsAccumulator, type KeptFiles, type PartitionFacts, type SnapshotFacts } from './file-facts.js';
 import type { DataFileJson, FileGroup, GroupEstimate, GroupInput, Plan, PlanRequest, TableSummary } from './messages.js';
 import { scopeDeletes } from './partition-filter.js';
+import { ManifestDecodePool, planDecodeWorkerCount } from './plan-pool.js';
 import { resolvePolicy, type ResolvedPolicy, type TablePolicy } from './policy.js';
 
 function cmp(a: string, b: string): number {
@@ -33,21 +35,42 @@ export async function planCompaction(
   io: FileIO,
   metadata: TableMetadata,
   request: PlanRequest,
-  options: { readonly nowMs?: number; readonly concurrency?: number } = {},
+  options: {
+    readonly nowMs?: number;
+    readonly concurrency?: number;
+    /** Worker threads decoding data manifests (plan-pool.ts); else the table property `packice.plan.decode-workers`, else vCPUs - 1. */
+    readonly decodeWorkers?: number;
+  } = {},
 ): Promise<Plan> {
   const resolved = resolvePolicy(metadata, request.policy);
   const filter = resolved.filter;
   const accumulator = new FactsAccumulator(metadata, resolved.policy, filter, { keep: 'candidates' });
-  // The planner needs no column metrics (as Java's planFiles) unless --where names a column. Under
-  // --where the plan covers the partitions it may match (scopeScan): the others are not counted.
-  const add = (t: FileScanTask): void => {
-    if (!filter || filter.partitionMayMatch(t.dataFile)) accumulator.add(t);
-  };
-  const scan = await streamFiles(io, metadata, add, undefined, {
-    columnStats: filter?.columnIds.size ? filter.columnIds : false,
-    ...(filter ? { mayMatchManifest: filter.mayMatchManifest } : {}),
-    ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
-  });
+  const concurrency = options.concurrency !== undefined ? { concurrency: options.concurrency } : {};
+  let scan: StreamedScan;
+  if (filter) {
+    // The planner needs no column metrics (as Java's planFiles) unless --where names a column. Under
+    // --where the plan covers the partitions it may match (scopeScan): the others are not counted.
+    const add = (t: FileScanTask): void => {
+      if (filter.partitionMayMatch(t.dataFile)) accumulator.add(t);
+    };
+    scan = await streamFiles(io, metadata, add, undefined, {
+      columnStats: filter.columnIds.size ? filter.columnIds : false,
+      mayMatchManifest: filter.mayMatchManifest,
+      ...concurrency,
+    });
+  } else {
+    let pool: ManifestDecodePool | undefined;
+    try {
+      const decoder = (data: readonly ManifestFile[]): DecodeColumns => {
+        const bytes = data.reduce((sum, m) => sum + Number(m.manifestLength), 0);
+        pool = ManifestDecodePool.start(planDecodeWorkerCount(options.decodeWorkers, metadata, data.length, bytes), metadata);
+        return pool.decode;
+      };
+      scan = await streamFileColumns(io, metadata, decoder, (c, spec, deletes) => accumulator.addColumns(c, spec, deletes), concurrency);
+    } finally {
+      await (pool as ManifestDecodePool | undefined)?.close();
+    }
+  }
   const facts = accumulator.finish();
   // The deletes applied to a file in scope are those the accumulator saw applied.
   const scoped = filter ? scopeDeletes(metadata, scan, facts.neededDeletes, filter) : scan;

@@ -72,9 +72,14 @@ export class DeleteFileIndex {
    * partitionKey when the caller already has it.
    */
   forDataFile(file: DataFile, dataSequenceNumber: bigint, key: string = partitionKey(file.specId, file.partition)): ApplicableDeletes {
+    return this.forPath(file.filePath, dataSequenceNumber, key);
+  }
+
+  /** forDataFile for the data file at `filePath` of the partition with key `key` (all it reads of the file). */
+  forPath(filePath: string, dataSequenceNumber: bigint, key: string): ApplicableDeletes {
     if (this.count === 0) return NO_DELETES;
     // Most data files have no delete: look up before building any array.
-    const path = this.dvs.size > 0 || this.posByPath.size > 0 ? normalizePath(file.filePath) : '';
+    const path = this.dvs.size > 0 || this.posByPath.size > 0 ? normalizePath(filePath) : '';
     // DVs and position deletes: delete seq >= data seq.
     const dvs = this.dvs.size > 0 ? this.dvs.get(path) : undefined;
     // The newest that applies, the first of equals.
@@ -89,7 +94,7 @@ export class DeleteFileIndex {
     const ranges = this.pathRanges;
     const positionDeletes =
       byPartition && ranges.size > 0
-        ? select(byPath, byPartition, (d) => d.dataSequenceNumber >= dataSequenceNumber && mayHoldPath(ranges.get(d), file.filePath))
+        ? select(byPath, byPartition, (d) => d.dataSequenceNumber >= dataSequenceNumber && mayHoldPath(ranges.get(d), filePath))
         : select(byPath, byPartition, (d) => d.dataSequenceNumber >= dataSequenceNumber);
     // Equality deletes: delete seq > data seq, strictly.
     const equalityDeletes = select(eqByPartition, this.eqGlobal, (d) => d.dataSequenceNumber > dataSequenceNumber);

@@ -13,6 +13,7 @@ export {
   type ReadManifestOptions,
   readManifest,
   readManifestBatches,
+  manifestSourceBatches,
   readManifestFile,
 } from './manifest/reader.js';
 export { ManifestWriter, type ManifestWriterOptions } from './manifest/writer.js';

@@ -1,8 +1,9 @@
-import { NotFoundError } from '../errors.js';
+import { InvalidFileError, NotFoundError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
 import { DeleteFileIndex, type ApplicableDeletes, type DeleteFileRef } from './delete-index.js';
 import { FileContent, readManifestBatches, type DataFile, type ManifestEntry } from './manifest.js';
 import { readManifestList, type ManifestFile } from './manifest-list.js';
+import type { ManifestColumns } from './manifest-columns.js';
 import { partitionKey, type PartitionSpec } from './partition.js';
 import type { Row } from './values.js';
 import type { Snapshot } from './snapshot.js';
@@ -75,34 +76,7 @@ export async function streamFiles(
 ): Promise<StreamedScan> {
   const snapshot = resolveSnapshot(metadata, snapshotId);
   if (!snapshot?.manifestList) return { snapshot, deleteFiles: [], deleteRefs: [], manifests: [] };
-  const specs = specsById(metadata);
-  const schema = currentSchema(metadata);
-  const manifests = await readManifestList(io, snapshot.manifestList, metadata.formatVersion);
-  // The one place the manifest list is narrowed before any manifest is opened.
-  const read = (content: number): ManifestFile[] =>
-    manifests.filter((m) => m.content === content && (options.mayMatchManifest === undefined || options.mayMatchManifest(m)));
-  const index = new DeleteFileIndex(specs);
-  const deleteFiles: DataFile[] = [];
-  const deleteRefs: DeleteFileRef[] = [];
-  const limit = options.concurrency ?? 8;
-  // Read at once, indexed in manifest-list order: the order deletes apply in (and the sums
-  // estimated from them) does not depend on which manifest arrives first.
-  const deleteManifests = read(1);
-  const deleteEntries: ManifestEntry[][] = deleteManifests.map(() => []);
-  await forEachLimit(
-    deleteManifests.map((m, i) => ({ m, i })),
-    limit,
-    async ({ m, i }) => {
-      for await (const batch of readManifestBatches(io, m, specs, schema)) {
-        for (const e of batch) if (e.status !== 2) deleteEntries[i].push(e);
-      }
-    },
-  );
-  for (const e of deleteEntries.flat()) {
-    index.add(e);
-    deleteFiles.push(e.dataFile);
-    deleteRefs.push({ file: e.dataFile, dataSequenceNumber: e.sequenceNumber ?? 0n });
-  }
+  const { specs, schema, manifests, read, index, deleteFiles, deleteRefs, limit } = await readDeletes(io, metadata, snapshot.manifestList, options);
   const stats = { dataFileStats: options.columnStats !== false };
   const only = typeof options.columnStats === 'object' ? options.columnStats : undefined;
   await forEachLimit(read(0), limit, async (m) => {
@@ -128,6 +102,81 @@ export async function streamFiles(
   });
   return { snapshot, deleteFiles, deleteRefs, manifests };
 }
+
+/** What a scan has read before its data manifests: the manifest list and every live delete file, indexed. */
+async function readDeletes(io: FileIO, metadata: TableMetadata, manifestList: string, options: PlanFilesOptions) {
+  const specs = specsById(metadata);
+  const schema = currentSchema(metadata);
+  const manifests = await readManifestList(io, manifestList, metadata.formatVersion);
+  // The one place the manifest list is narrowed before any manifest is opened.
+  const read = (content: number): ManifestFile[] =>
+    manifests.filter((m) => m.content === content && (options.mayMatchManifest === undefined || options.mayMatchManifest(m)));
+  const index = new DeleteFileIndex(specs);
+  const deleteFiles: DataFile[] = [];
+  const deleteRefs: DeleteFileRef[] = [];
+  const limit = options.concurrency ?? 8;
+  // Read at once, indexed in manifest-list order: the order deletes apply in (and the sums
+  // estimated from them) does not depend on which manifest arrives first.
+  const deleteManifests = read(1);
+  const deleteEntries: ManifestEntry[][] = deleteManifests.map(() => []);
+  await forEachLimit(
+    deleteManifests.map((m, i) => ({ m, i })),
+    limit,
+    async ({ m, i }) => {
+      for await (const batch of readManifestBatches(io, m, specs, schema)) {
+        for (const e of batch) if (e.status !== 2) deleteEntries[i].push(e);
+      }
+    },
+  );
+  for (const e of deleteEntries.flat()) {
+    index.add(e);
+    deleteFiles.push(e.dataFile);
+    deleteRefs.push({ file: e.dataFile, dataSequenceNumber: e.sequenceNumber ?? 0n });
+  }
+  return { specs, schema, manifests, read, index, deleteFiles, deleteRefs, limit };
+}
+
+/** Reads a data manifest's bytes (already read) into columns: on this thread or another (lib/compaction/plan-pool.ts). */
+export type DecodeColumns = (manifest: ManifestFile, bytes: Uint8Array) => Promise<ManifestColumns>;
+
+/**
+ * streamFiles without column metrics, each data manifest's live files handed on as columns
+ * (manifest-columns.ts) with the delete index to pair them with: this thread reads the bytes,
+ * the `decoder` made for the data manifests to read inflates and decodes them, on worker threads
+ * when it is a pool's.
+ */
+export async function streamFileColumns(
+  io: FileIO,
+  metadata: TableMetadata,
+  decoder: (dataManifests: readonly ManifestFile[]) => DecodeColumns,
+  onColumns: (columns: ManifestColumns, spec: PartitionSpec, deletes: DeleteFileIndex) => void,
+  options: Omit<PlanFilesOptions, 'columnStats'> = {},
+): Promise<StreamedScan> {
+  const snapshot = resolveSnapshot(metadata);
+  if (!snapshot?.manifestList) return { snapshot, deleteFiles: [], deleteRefs: [], manifests: [] };
+  const { specs, manifests, read, index, deleteFiles, deleteRefs, limit } = await readDeletes(io, metadata, snapshot.manifestList, options);
+  const data = read(0);
+  const decode = decoder(data);
+  await forEachLimit(data, limit, async (m) => {
+    const spec = specs.get(m.partitionSpecId);
+    if (!spec) throw new InvalidFileError(`manifest uses partition spec ${m.partitionSpecId}, which the table does not have`, { path: m.manifestPath });
+    onColumns(await decode(m, await readWhole(io, m)), spec, index);
+  });
+  return { snapshot, deleteFiles, deleteRefs, manifests };
+}
+
+/** A manifest's bytes, in range reads of 8 MiB when longer (as readManifestBatches streams it). */
+async function readWhole(io: FileIO, m: ManifestFile): Promise<Uint8Array> {
+  const length = Number(m.manifestLength);
+  if (length <= READ_CHUNK) return io.read(m.manifestPath);
+  const out = new Uint8Array(length);
+  for (let start = 0; start < length; start += READ_CHUNK) {
+    out.set(await io.readRange(m.manifestPath, start, Math.min(length, start + READ_CHUNK)), start);
+  }
+  return out;
+}
+
+const READ_CHUNK = 8 * 1024 * 1024;
 
 /** The data file with the column metrics of `ids` only (column sizes dropped). */
 function keepStats(f: DataFile, ids: ReadonlySet<number>): DataFile {

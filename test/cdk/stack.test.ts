@@ -483,7 +483,7 @@ describe('bundles from the cloud assembly, each copied alone into an empty folde
     return { ...(JSON.parse(readFileSync(resultFile, 'utf8')) as Omit<Invocation<T>, 'stdout'>), stdout: run.stdout };
   }
 
-  it('hold index.js, the lazy SDK clients in node_modules beside it, the .wasm files only for the rewrite and the commit (which rebases deletes), the rewrite\'s decode worker; no node_modules above them', () => {
+  it('hold index.js, the lazy SDK clients in node_modules beside it, the .wasm files only for the rewrite and the commit (which rebases deletes), the rewrite\'s and the plan\'s decode workers; no node_modules above them', () => {
     expect(WASM_STEPS).toEqual(['rewrite', 'commit']);
     for (const step of STEPS) {
       const dir = assetDir(step);

@@ -5,7 +5,8 @@
  * work, on the three fixture tables and a 600-file metadata-only table built as the planning
  * bench builds its million-file ones, under four policies. Paths are part of the output (and of
  * group ids and delete files' sizes), so each table is written at one fixed place; commit times
- * (the table was written just now) are hidden.
+ * (the table was written just now) are hidden. Every plan is made twice, its data manifests
+ * decoded on this thread and on two worker threads (lib/compaction/plan-pool.ts): the same bytes.
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, rmSync, statSync } from 'node:fs';
@@ -68,7 +69,10 @@ async function outputs(location: string): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const [name, policy] of Object.entries(POLICIES)) {
     const request = { table: { location }, ...(policy ? { policy } : {}) };
-    out[`${name} plan`] = digest(JSON.stringify(await planCompaction(t.io, t.metadata, request, { nowMs: NOW_MS })));
+    const plan = JSON.stringify(await planCompaction(t.io, t.metadata, request, { nowMs: NOW_MS, decodeWorkers: 0 }));
+    // Manifests decoded on worker threads (plan-pool.ts) give the same bytes as on this thread.
+    expect(JSON.stringify(await planCompaction(t.io, t.metadata, request, { nowMs: NOW_MS, decodeWorkers: 2 }))).toBe(plan);
+    out[`${name} plan`] = digest(plan);
     const health = JSON.parse(JSON.stringify(await tableHealth(t.io, t.metadata, policy, { nowMs: NOW_MS })), (k, v: unknown) =>
       k === 'lastCommitMs' && v !== null ? 'commit time' : v,
     ) as unknown;

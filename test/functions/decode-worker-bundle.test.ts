@@ -3,7 +3,7 @@
  * as the construct and `npm run build` bundle them (ESBUILD_OPTIONS, WORKER_BUNDLES), copied
  * alone into an empty folder, and run in a bare `node` on a table whose property asks for two
  * decode workers. The workers start from `decode-worker.js` beside `index.js` and the result
- * equals the rewrite's on this thread.
+ * equals the rewrite's on this thread. The plan function likewise, with `plan-worker.js`.
  */
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, readFileSync } from 'node:fs';
@@ -13,7 +13,8 @@ import { buildSync } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { ESBUILD_OPTIONS, WASM_FILES, WORKER_BUNDLES } from '../../cdk/iceberg-maintenance.js';
 import { DECODE_WORKERS_PROPERTY } from '../../lib/compaction/decode-pool.js';
-import type { GroupResult } from '../../lib/compaction/messages.js';
+import type { GroupResult, Plan } from '../../lib/compaction/messages.js';
+import { PLAN_DECODE_WORKERS_PROPERTY } from '../../lib/compaction/plan-pool.js';
 import { planCompaction } from '../../lib/compaction/planner.js';
 import { rewriteGroup } from '../../lib/compaction/rewriter.js';
 import { LocalFileIO } from '../../lib/io/local.js';
@@ -42,35 +43,10 @@ describe('the rewrite bundle', () => {
     expect(plan.groups.length).toBe(2);
     const events = plan.groups.map((g) => JSON.parse(JSON.stringify(rewriteRequestOf(plan, g.id))) as unknown);
 
-    const script = `
-      const threads = require('node:worker_threads');
-      const started = [];
-      const Worker = threads.Worker;
-      threads.Worker = class extends Worker {
-        constructor(file, options) {
-          started.push(require('path').basename(String(file)));
-          super(file, options);
-        }
-      };
-      const { handler } = require('./index.js');
-      const events = JSON.parse(require('fs').readFileSync(0, 'utf8'));
-      (async () => {
-        const results = [];
-        for (const e of events) results.push(await handler(e, { awsRequestId: 'bundle-test' }));
-        require('fs').writeFileSync(1, '\\n' + JSON.stringify({ started, results }) + '\\n');
-      })().catch((e) => { console.error(e); process.exit(1); });`;
     // The bundle, copied out alone, has node:zlib's zstd (Node >= 22.15, the Lambda's) or else parquet-wasm's, never zstd-napi
     // (no node_modules beside it): this thread writes with the same one, so the bytes can be compared.
     const zstd = zstdCodec('zlib') ? 'zlib' : 'wasm';
-    const run = spawnSync(process.execPath, ['-e', script], {
-      cwd: dir,
-      input: JSON.stringify(events),
-      encoding: 'utf8',
-      env: { PATH: process.env.PATH ?? '', AWS_REGION: 'us-east-1', PACKICE_ZSTD: zstd },
-      timeout: 120_000,
-    });
-    expect(run.status, run.stderr).toBe(0);
-    const last = run.stdout.trim().split('\n').pop()!;
+    const last = runHandler(dir, events, { PACKICE_ZSTD: zstd });
     const { started, results } = JSON.parse(last) as { started: string[]; results: GroupResult[] };
     // Two workers per group, each from the worker bundle.
     expect(started).toEqual(Array.from({ length: 4 }, () => 'decode-worker.js'));
@@ -89,3 +65,57 @@ describe('the rewrite bundle', () => {
     }
   });
 });
+
+describe('the plan bundle', () => {
+  it('starts its decode workers from plan-worker.js beside index.js, and plans as this thread does', async () => {
+    const dir = join(tempDir('packice-plan-worker-bundle-'), 'function');
+    const common = { ...ESBUILD_OPTIONS, bundle: true, logLevel: 'warning', sourcemap: false } as const;
+    buildSync({ ...common, entryPoints: [join(REPO_ROOT, 'functions', 'plan.ts')], outfile: join(dir, 'index.js') });
+    const workers = WORKER_BUNDLES.filter((w) => w.step === 'plan');
+    expect(workers.map((w) => w.fileName)).toEqual(['plan-worker.js']);
+    for (const w of workers) buildSync({ ...common, entryPoints: [join(REPO_ROOT, w.entry)], outfile: join(dir, w.fileName) });
+
+    const location = join(tempDir(), 'bundle-plan-workers');
+    const t = await fillSmallTable(await createNewTable(io, location, { formatVersion: 2, ...SMALL_TABLE_SPEC, properties: { [PLAN_DECODE_WORKERS_PROPERTY]: '2' } }));
+    const request = { table: { location }, policy: { minInputFiles: 2 } };
+    const { started, results } = JSON.parse(runHandler(dir, [request], {})) as { started: string[]; results: Plan[] };
+    const plan = results[0];
+    expect(started).toEqual(['plan-worker.js', 'plan-worker.js']);
+    const here = await planCompaction(io, t.metadata, request, { nowMs: plan.createdAtMs, decodeWorkers: 0 });
+    expect(plan.groups.length).toBeGreaterThan(0);
+    expect(JSON.stringify(plan)).toBe(JSON.stringify(here));
+  });
+});
+
+/**
+ * Runs the bundle's handler in `dir` in a bare `node` on each event, the worker files it starts
+ * recorded; returns its last line, `{ started, results }`.
+ */
+function runHandler(dir: string, events: readonly unknown[], env: Record<string, string>): string {
+  const script = `
+    const threads = require('node:worker_threads');
+    const started = [];
+    const Worker = threads.Worker;
+    threads.Worker = class extends Worker {
+      constructor(file, options) {
+        started.push(require('path').basename(String(file)));
+        super(file, options);
+      }
+    };
+    const { handler } = require('./index.js');
+    const events = JSON.parse(require('fs').readFileSync(0, 'utf8'));
+    (async () => {
+      const results = [];
+      for (const e of events) results.push(await handler(e, { awsRequestId: 'bundle-test' }));
+      require('fs').writeFileSync(1, '\\n' + JSON.stringify({ started, results }) + '\\n');
+    })().catch((e) => { console.error(e); process.exit(1); });`;
+  const run = spawnSync(process.execPath, ['-e', script], {
+    cwd: dir,
+    input: JSON.stringify(events),
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '', AWS_REGION: 'us-east-1', ...env },
+    timeout: 120_000,
+  });
+  expect(run.status, run.stderr).toBe(0);
+  return run.stdout.trim().split('\n').pop()!;
+}

@@ -613,6 +613,21 @@ export async function* readManifestBatches(
   const length = Number(manifestFile.manifestLength);
   const chunk = options.chunkSize ?? READ_CHUNK;
   const source = length > chunk ? rangeChunks(io, path, length, chunk) : await io.read(path);
+  yield* manifestSourceBatches(source, manifestFile, spec, schema, options);
+}
+
+/**
+ * readManifestBatches from the manifest's bytes already read (or a stream of its chunks): what a
+ * thread that has no FileIO of its own decodes (lib/compaction/plan-worker.ts).
+ */
+export async function* manifestSourceBatches(
+  source: ByteSource,
+  manifestFile: ManifestFile,
+  spec: PartitionSpec,
+  schema: Schema,
+  options: Pick<ReadManifestOptions, 'dataFileStats'> = {},
+): AsyncGenerator<ManifestEntry[]> {
+  const path = manifestFile.manifestPath;
   const m = await openManifest(source, path, {
     partitionType: partitionType(spec, schema),
     specId: spec.specId,
