@@ -105,12 +105,54 @@ export type RewritePath = 'decode' | 'copy';
 
 /**
  * Concurrency the code keeps (lib/io/read-ahead.ts, lib/compaction/chunk-copy.ts FOOTER_READS, S3FileIO
- * queueSize, lib/io/read-window.ts with lib/parquet/chunk-copy.ts DEFAULT_COPY_READ_BYTES).
+ * queueSize, lib/io/read-window.ts; both windows within packice.rewrite.read-ahead-bytes, default
+ * lib/parquet/chunk-copy.ts DEFAULT_COPY_READ_BYTES).
  */
-const READ_AHEAD_FILES = 16;
 const FOOTER_READS = 8;
 const PARTS_IN_FLIGHT = 4;
 const COPY_WINDOW = { bytes: 64 * 2 ** 20, reads: 16 };
+const READ_AHEAD = { bytes: 64 * 2 ** 20, files: 16 };
+
+/**
+ * Seconds the decoder waits for its inputs' first reads (lib/io/read-ahead.ts): fetches start in list
+ * order while fewer than `files` and at most `bytes` are held (a larger one is never fetched ahead: its
+ * read waits whole); the decoder takes input i after `cpuPerFile` s on input i - 1, which lets go of
+ * every earlier one. What it waits is the time input i's bytes arrive after it asks for them.
+ */
+export function readAheadWaitSeconds(sizes: readonly number[], t: (bytes: number) => number, ahead: { bytes: number; files: number }, cpuPerFile: number): number {
+  const ready: (number | undefined)[] = [];
+  const held: { index: number; size: number }[] = [];
+  let heldBytes = 0;
+  let next = 0;
+  const fill = (at: number): void => {
+    while (next < sizes.length && held.length < ahead.files) {
+      const size = sizes[next];
+      if (size > ahead.bytes) {
+        next++;
+        continue;
+      }
+      if (heldBytes + size > ahead.bytes) break;
+      ready[next] = at + t(size);
+      held.push({ index: next++, size });
+      heldBytes += size;
+    }
+  };
+  let clock = 0;
+  let wait = 0;
+  fill(0);
+  for (let i = 0; i < sizes.length; i++) {
+    while (held.length > 0 && held[0].index < i) heldBytes -= held.shift()!.size;
+    next = Math.max(next, i);
+    fill(clock);
+    const at = ready[i] ?? clock + t(sizes[i]);
+    if (at > clock) {
+      wait += at - clock;
+      clock = at;
+    }
+    clock += cpuPerFile;
+  }
+  return wait;
+}
 
 /**
  * Seconds to read `sizes` through a read window (lib/io/read-window.ts): started in list order while
@@ -140,8 +182,9 @@ export function windowSeconds(sizes: readonly number[], t: (bytes: number) => nu
 /**
  * Seconds a run waits on S3 beyond its CPU time, from the requests it sent: each takes first-byte
  * latency + bytes / throughput on its connection, overlapped as the code overlaps them.
- * - decode: inputs' first reads are read ahead (16 at once) behind the decoding CPU, only what
- *   passes the CPU time waits; later reads of an input (row groups past the tail) wait whole;
+ * - decode: inputs' first reads (all of an input up to 8 MiB, else its tail) are read ahead, 16
+ *   and 64 MiB at once, behind the decoding CPU (readAheadWaitSeconds, the run's CPU spread evenly
+ *   over the inputs); later reads of an input (row groups of one read by its tail) wait whole;
  *   an output's parts upload while it is encoded, its last part and the multipart steps wait;
  *   the proof re-reads the outputs one request at a time (readBatches);
  * - copy: footers are read 8 at once before the copy; the row groups are read through a window
@@ -154,7 +197,7 @@ export function s3WaitSeconds(trace: RequestTrace, path: RewritePath, cpuS: numb
   const sum = (xs: readonly number[]): number => xs.reduce((n, b) => n + t(b), 0);
   const steps = trace.outputs.reduce((n, o) => n + o.steps, 0) * t(0);
   if (path === 'decode') {
-    const ahead = Math.max(0, sum(trace.inputFirst) / READ_AHEAD_FILES - cpuS);
+    const ahead = readAheadWaitSeconds(trace.inputFirst, t, READ_AHEAD, cpuS / Math.max(1, trace.inputFirst.length));
     const lastParts = trace.outputs.reduce((n, o) => n + (o.parts.length > 0 ? t(o.parts[o.parts.length - 1]) : 0), 0);
     return ahead + sum(trace.inputLater) + lastParts + steps + sum(trace.outputFooters) + sum(trace.outputGets);
   }

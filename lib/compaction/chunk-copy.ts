@@ -30,7 +30,7 @@ import { UNSORTED_ORDER } from '../iceberg/sort-order.js';
 import { currentSchema, defaultSortOrder, intProperty, specById, type TableMetadata } from '../iceberg/table-metadata.js';
 import type { StructType } from '../iceberg/types.js';
 import type { ReadAheadRange } from '../io/read-ahead.js';
-import { readAheadRange, readFooter } from '../parquet/footer.js';
+import { footerReadRange, readFooter } from '../parquet/footer.js';
 import {
   copyProblem, copySource, copyTemplate, DEFAULT_COPY_READ_BYTES, rowGroupDigests, writeCopiedFile,
   type ChunkFault, type CopiedFile, type CopyPart, type CopyReads, type CopySource, type CopyTemplate,
@@ -46,10 +46,17 @@ export const COPY_MIN_ROW_GROUP_BYTES_PROPERTY = 'packice.rewrite.copy-min-row-g
 /** Default floor; see BENCHMARKS.md "Column-chunk copy" for the measurement behind it. */
 export const DEFAULT_COPY_MIN_ROW_GROUP_BYTES = 1024 * 1024;
 /**
- * Table property: row-group bytes the copy reads ahead of its upload, and the proof re-reads, at once
- * (at most 16 reads; a larger row group is read alone).
+ * Table property: bytes a rewrite reads ahead at once, one budget for its phases in turn: the row
+ * groups the copy reads ahead of its upload and the proof re-reads (at most 16 reads; a larger row
+ * group is read alone), then the decoded inputs fetched ahead of the decoder (at most 16 files).
  */
-export const COPY_READ_BYTES_PROPERTY = 'packice.rewrite.copy-read-bytes';
+export const READ_AHEAD_BYTES_PROPERTY = 'packice.rewrite.read-ahead-bytes';
+/**
+ * A decoded input up to this size is fetched whole ahead of the decoder when it fits the read-ahead
+ * budget: one GET, all of it there before its row groups are read, where its tail alone would leave
+ * the row-group read (most of the file) to be waited for whole. Larger: its tail (the footer read).
+ */
+export const READ_AHEAD_WHOLE_INPUT_BYTES = 8 * 1024 * 1024;
 /** Footers read at once. */
 const FOOTER_READS = 8;
 
@@ -60,7 +67,7 @@ export interface ChunkCopyOptions {
   readonly writeSchema: StructType;
   /** Damage the first chunk written (tests of the proof). */
   readonly fault?: ChunkFault;
-  /** How row groups are read (default: the table property COPY_READ_BYTES_PROPERTY, 16 reads). */
+  /** How row groups are read (default: the table property READ_AHEAD_BYTES_PROPERTY, 16 reads). */
   readonly reads?: CopyReads;
 }
 
@@ -157,19 +164,28 @@ export class ChunkCopy {
       else seeds.set(task.dataFile.filePath, { path: task.dataFile.filePath, start: read.tailStart, end: read.fileLength, bytes: read.tail });
     });
     const copied = new Set(sources.map((s) => s.task));
-    const copyReads = options.reads ?? { bytes: intProperty(metadata, COPY_READ_BYTES_PROPERTY, DEFAULT_COPY_READ_BYTES) };
+    const copyReads = options.reads ?? { bytes: intProperty(metadata, READ_AHEAD_BYTES_PROPERTY, DEFAULT_COPY_READ_BYTES) };
     return new ChunkCopy(io, metadata, plan, group, options, copyReads, template, sources, tasks.filter((t) => !copied.has(t)), seeds);
   }
 
   /**
-   * What to read ahead of the decoder (lib/io/read-ahead.ts), one range per input of `decode`: the
-   * tail this plan read already with the footer, else the first read of the file (readAheadRange).
+   * What to read ahead of the decoder (lib/io/read-ahead.ts) within `budget` bytes (default: the
+   * copy's own, READ_AHEAD_BYTES_PROPERTY), one range per input of `decode`: all of an input up to
+   * READ_AHEAD_WHOLE_INPUT_BYTES that fits the budget (joined to the tail this plan read already with
+   * its footer, if any), else that tail, else the file's footer read.
    */
-  readAheadRanges(): ReadAheadRange[] {
-    const ranges = this.decode.map(({ dataFile: f }) => this.seeds.get(f.filePath) ?? readAheadRange(f.filePath, Number(f.fileSizeInBytes)));
+  readAhead(budget?: number): { ranges: ReadAheadRange[]; bytes: number } {
+    const bytes = budget ?? this.reads.bytes ?? DEFAULT_COPY_READ_BYTES;
+    const whole = Math.min(READ_AHEAD_WHOLE_INPUT_BYTES, bytes);
+    const ranges = this.decode.map(({ dataFile: f }): ReadAheadRange => {
+      const size = Number(f.fileSizeInBytes);
+      const seed = this.seeds.get(f.filePath);
+      if (size > 0 && size <= whole) return { path: f.filePath, start: 0, end: size, ...(seed?.bytes ? { bytes: seed.bytes } : {}) };
+      return seed ?? { path: f.filePath, ...footerReadRange(size) };
+    });
     // Handed over: held by the read-ahead until its reader passes them, not here for the whole group.
     this.seeds.clear();
-    return ranges;
+    return { ranges, bytes };
   }
 
   /** Inputs whose row groups are copied. */

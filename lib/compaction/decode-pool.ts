@@ -84,6 +84,11 @@ export interface DecodePoolOptions {
   readonly batchSize: number;
   /** Bytes of batches each worker may send ahead (default 32 MiB). */
   readonly windowBytes?: number;
+  /**
+   * Each input's first read by path (default: readAheadRange): what the rewriter's read-ahead fetches,
+   * so that an input it fetches whole goes to its worker whole, and its later reads need no fetch.
+   */
+  readonly firstReads?: ReadonlyMap<string, { readonly start: number; readonly end: number }>;
 }
 
 /**
@@ -147,12 +152,15 @@ export class DecodePool {
   private ackBytes = 1;
   private exited = 0;
 
-  private constructor(private readonly io: FileIO) {}
+  private constructor(
+    private readonly io: FileIO,
+    private readonly firstReads: DecodePoolOptions['firstReads'],
+  ) {}
 
   /** Starts `count` workers (at least one). */
   static start(count: number, io: FileIO, metadata: TableMetadata, options: DecodePoolOptions): DecodePool {
     if (!Number.isSafeInteger(count) || count < 1) throw new InvalidArgumentError(`a decode pool needs at least one worker, got ${count}`);
-    const pool = new DecodePool(io);
+    const pool = new DecodePool(io, options.firstReads);
     const { url, module } = workerStart('decode-worker');
     const workerData: DecodeWorkerData = {
       module, metadata, mode: options.mode, lineage: options.lineage, batchSize: options.batchSize,
@@ -243,7 +251,7 @@ export class DecodePool {
 
   /** The input's first read, or nothing when it fails: the worker then reads it through this thread and meets the error itself. */
   private async preload(input: GroupInput): Promise<Preload | undefined> {
-    const { start, end } = readAheadRange(input.file.filePath, Number(input.file.fileSizeInBytes));
+    const { start, end } = this.firstReads?.get(input.file.filePath) ?? readAheadRange(input.file.filePath, Number(input.file.fileSizeInBytes));
     try {
       const got = await this.io.readRange(input.file.filePath, start, end);
       return { start, bytes: new Uint8Array(got) };

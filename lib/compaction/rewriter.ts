@@ -60,7 +60,10 @@ export interface RewriteOptions {
   readonly batchSize?: number;
   /** Sort strategy: estimated bytes of rows sorted in memory before a run spills to disk (default 64 MiB). */
   readonly sortRunBytes?: number;
-  /** The decoded inputs' first reads fetched ahead of the reader (read-ahead.ts); false: none. */
+  /**
+   * The decoded inputs fetched ahead of the reader (read-ahead.ts; bytes default to the table property
+   * `packice.rewrite.read-ahead-bytes`, chunk-copy.ts readAhead); false: none.
+   */
   readonly readAhead?: ReadAheadOptions | false;
   /**
    * Worker threads decoding inputs (decode-pool.ts); 0 decodes on this thread. Default: the table
@@ -128,10 +131,16 @@ export async function rewriteGroup(
     // Inputs that need no decoding have their row groups copied as they are.
     copy = await ChunkCopy.plan(io, metadata, plan, group, tasks, { specId, writeSchema, ...(faults.corruptCopiedChunk ? { fault: faults.corruptCopiedChunk } : {}) });
     const copied = await copy.write(out.map, checkIn);
-    inputs = options.readAhead === false ? undefined : new ReadAheadFileIO(io, copy.readAheadRanges(), options.readAhead);
+    let firstReads: Map<string, { start: number; end: number }> | undefined;
+    if (options.readAhead !== false) {
+      // The copy is done with its share of the budget: the decoder's read-ahead has all of it.
+      const ahead = copy.readAhead(options.readAhead?.bytes);
+      inputs = new ReadAheadFileIO(io, ahead.ranges, { ...options.readAhead, bytes: ahead.bytes });
+      firstReads = new Map(ahead.ranges.map((r) => [r.path, { start: r.start, end: r.end }]));
+    }
     const decodeBytes = copy.decode.reduce((n, t) => n + Number(t.dataFile.fileSizeInBytes), 0);
     const workers = decodeWorkerCount(options.decodeWorkers, metadata, copy.decode.length, decodeBytes, options.maxDefaultDecodeWorkers);
-    if (workers > 0) pool = DecodePool.start(workers, inputs ?? io, metadata, { mode, lineage, batchSize });
+    if (workers > 0) pool = DecodePool.start(workers, inputs ?? io, metadata, { mode, lineage, batchSize, ...(firstReads ? { firstReads } : {}) });
     for await (const { task, live } of decodedBatches(pool, inputs ?? io, metadata, group, tasks, copy.decode, { mapping, deleteCache, lineage, batchSize })) {
       // A worker hashed the batch already; its sum adds to the same total (the proof's sum is order-free).
       if ('hash' in live) checkIn.addDigest(live.hash[0], live.hash[1], live.hash[2]);

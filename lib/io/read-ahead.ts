@@ -20,8 +20,9 @@ export interface ReadAheadRange {
   readonly start: number;
   readonly end: number;
   /**
-   * Bytes [start, end), fetched already by someone else (the column-chunk copy's footer read of an
-   * input it then left to the decoder): held and served, never fetched again.
+   * The last bytes of [start, end), fetched already by someone else (the column-chunk copy's footer
+   * read of an input it then left to the decoder): held and served, never fetched again. When they
+   * are only the range's tail, the rest is fetched ahead and joined to them.
    */
   readonly bytes?: Uint8Array;
 }
@@ -86,7 +87,7 @@ export class ReadAheadFileIO extends ForwardingFileIO {
   constructor(inner: FileIO, ranges: readonly ReadAheadRange[], options: ReadAheadOptions = {}) {
     super(inner);
     this.ranges = ranges.map(({ path, start, end, bytes }, i) => {
-      if (bytes !== undefined && bytes.length === end - start) this.seeds.set(i, bytes);
+      if (bytes !== undefined && bytes.length > 0 && bytes.length <= end - start) this.seeds.set(i, bytes);
       return { path, start, end };
     });
     this.files = options.files ?? DEFAULT_READ_AHEAD_FILES;
@@ -153,23 +154,30 @@ export class ReadAheadFileIO extends ForwardingFileIO {
       const size = end - start;
       const seed = this.seeds.get(index);
       this.seeds.delete(index);
-      if (this.order.get(path) !== index || size <= 0 || (seed === undefined && size > this.budget)) {
+      // All of it held already: costs no request, and is in memory already, so needs no budget.
+      const whole = seed !== undefined && seed.length === size;
+      if (this.order.get(path) !== index || size <= 0 || (!whole && size > this.budget)) {
         this.next++;
         continue;
       }
-      // Held bytes cost no request, and are in memory already: only fetches wait for the budget.
-      if (seed === undefined && this.heldBytes + size > this.budget) break;
+      if (!whole && this.heldBytes + size > this.budget) {
+        // Not fetched yet: its tail waits here for the budget.
+        if (seed !== undefined) this.seeds.set(index, seed);
+        break;
+      }
       this.next++;
       let bytes: Promise<Uint8Array>;
-      if (seed !== undefined) {
-        bytes = Promise.resolve(seed);
+      if (whole) {
+        bytes = Promise.resolve(seed as Uint8Array);
         this.counts.seeded++;
       } else {
+        const fetchEnd = end - (seed?.length ?? 0);
         try {
-          bytes = this.inner.readRange(path, start, end);
+          bytes = this.inner.readRange(path, start, fetchEnd);
         } catch (e) {
           bytes = Promise.reject(e);
         }
+        if (seed !== undefined) bytes = bytes.then((head) => joined(head, seed, fetchEnd - start));
         // The error belongs to the read that needs these bytes; a range nobody reads any more must not
         // surface as an unhandled rejection.
         bytes.catch(() => undefined);
@@ -181,4 +189,13 @@ export class ReadAheadFileIO extends ForwardingFileIO {
       this.counts.maxHeldBytes = Math.max(this.counts.maxHeldBytes, this.heldBytes);
     }
   }
+}
+
+/** `head` then `tail` in one buffer; a short `head` stays short (the read that needs it reads again for its error). */
+function joined(head: Uint8Array, tail: Uint8Array, headLength: number): Uint8Array {
+  if (head.length !== headLength) return head;
+  const out = new Uint8Array(headLength + tail.length);
+  out.set(head, 0);
+  out.set(tail, headLength);
+  return out;
 }

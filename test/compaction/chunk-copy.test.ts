@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { loadTable, type Table } from '../../lib/catalog/table.js';
 import { commitCompaction } from '../../lib/compaction/commit.js';
 import { readCompactionMap } from '../../lib/compaction/compaction-map.js';
-import { COPY_MIN_ROW_GROUP_BYTES_PROPERTY, COPY_READ_BYTES_PROPERTY } from '../../lib/compaction/chunk-copy.js';
+import { COPY_MIN_ROW_GROUP_BYTES_PROPERTY, READ_AHEAD_BYTES_PROPERTY } from '../../lib/compaction/chunk-copy.js';
 import type { DataFileJson, GroupResult, Plan } from '../../lib/compaction/messages.js';
 import { remapPosition } from '../../lib/compaction/remap.js';
 import { rewriteGroup } from '../../lib/compaction/rewriter.js';
@@ -402,7 +402,7 @@ describe('chunk copy: several row groups in flight', () => {
     // Room for three of the largest row groups.
     const bound = 3 * Math.max(...sizes);
     const probe = new CopyProbe(io, { reverse: true });
-    const r = await rewriteGroup(probe, withProperty(t.metadata, COPY_READ_BYTES_PROPERTY, String(bound)), plan, group);
+    const r = await rewriteGroup(probe, withProperty(t.metadata, READ_AHEAD_BYTES_PROPERTY, String(bound)), plan, group);
     expect(r.checksums.hashOut).toBe(r.checksums.hashIn);
     // The first row group is read from byte 0, with the 4 bytes of the leading magic.
     for (const c of [probe.inputs, probe.outputs]) {
@@ -411,7 +411,7 @@ describe('chunk copy: several row groups in flight', () => {
     }
     // A bound under one row group: one at a time, still the same proof.
     const one = new CopyProbe(io);
-    const r1 = await rewriteGroup(one, withProperty(t.metadata, COPY_READ_BYTES_PROPERTY, '0'), plan, group);
+    const r1 = await rewriteGroup(one, withProperty(t.metadata, READ_AHEAD_BYTES_PROPERTY, '0'), plan, group);
     expect(r1.checksums).toEqual(r.checksums);
     expect(one.outputs.max).toBe(1);
     expect(one.inputs.max).toBe(1);

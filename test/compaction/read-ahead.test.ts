@@ -1,21 +1,26 @@
 /**
  * rewriteGroup reading its inputs ahead (lib/io/read-ahead.ts) on a real S3 server (moto): the
  * same rows and the same proof as without, each input fetched once, the fetches ahead bounded,
- * and a missing or broken input failing the rewrite by name with nothing left unhandled; scanRows
- * reads ahead the same way.
+ * a few-MB input fetched whole in one GET when it fits the read-ahead budget (its tail, then its
+ * row group, when it does not), and a missing or broken input failing the rewrite by name with
+ * nothing left unhandled; scanRows reads ahead the same way.
  */
+import { randomBytes } from 'node:crypto';
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Table } from '../../lib/catalog/table.js';
 import type { GroupResult, Plan } from '../../lib/compaction/messages.js';
+import { READ_AHEAD_BYTES_PROPERTY } from '../../lib/compaction/chunk-copy.js';
 import { rewriteGroup } from '../../lib/compaction/rewriter.js';
 import { InvalidFileError, NotFoundError } from '../../lib/errors.js';
 import { dataFileFromJson } from '../../lib/iceberg/data-file-json.js';
 import { currentSchema } from '../../lib/iceberg/table-metadata.js';
 import type { Row } from '../../lib/iceberg/values.js';
 import { fileIOFor, parseS3Location } from '../../lib/io/index.js';
+import { S3FileIO } from '../../lib/io/s3.js';
+import { S3RequestCounter } from '../../lib/io/s3-requests.js';
 import { readRows } from '../../lib/table/data-reader.js';
-import { appendRows, createNewTable } from '../../lib/table/operations.js';
+import { appendRows, createNewTable, deleteRows } from '../../lib/table/operations.js';
 import { scanRows } from '../../lib/table/scan.js';
 import { planAll } from '../support/compaction.js';
 import { CountingIO } from '../support/counting-io.js';
@@ -130,6 +135,59 @@ describe('rewriteGroup reads its inputs ahead on S3 (moto)', () => {
     const left = [];
     for await (const f of t.io.list(`${t.location}/data/`)) left.push(f.path);
     expect(left.sort()).toEqual(paths.filter((_, i) => i !== 4).sort());
+  });
+
+  it('fetches a few-MB input with deletes whole in one GET when it fits the budget, by ranges when it does not; same outputs and proof', async () => {
+    const location = `s3://${bucket}/whole`;
+    const s3 = new S3FileIO({ endpoint: testS3Endpoint() });
+    let t = await createNewTable(s3, location, { formatVersion: 2, schema: SCHEMA });
+    // Two files of ~1.5 MB (past the 1 MiB that was read whole before): base64 of random bytes hardly compresses.
+    for (let f = 0; f < 2; f++) {
+      t = await appendRows(t, Array.from({ length: 30_000 }, (_, i) => ({ id: BigInt(f * 30_000 + i), name: randomBytes(36).toString('base64') })));
+    }
+    // A position delete on each: both are decoded.
+    t = (await deleteRows(t, (r) => (r.id as bigint) % 1000n === 7n)).table;
+    const plan = await planAll(t.io, t.metadata);
+    const group = plan.groups[0];
+    const sizes = new Map(group.inputs.map((i) => [parseS3Location(i.file.filePath).key, Number(i.file.fileSizeInBytes)]));
+    expect(sizes.size).toBe(2);
+    const largest = Math.max(...sizes.values());
+    const smallest = Math.min(...sizes.values());
+    expect(smallest).toBeGreaterThan(1024 * 1024);
+
+    const rewrite = async (budget: number | undefined, decodeWorkers = 0): Promise<{ result: GroupResult; gets: Map<string, number[]> }> => {
+      const m = budget === undefined ? t.metadata : { ...t.metadata, properties: { ...t.metadata.properties, [READ_AHEAD_BYTES_PROPERTY]: String(budget) } };
+      const counter = new S3RequestCounter(s3.client, { log: true });
+      const result = await rewriteGroup(s3, m, plan, group, { decodeWorkers });
+      const gets = new Map<string, number[]>();
+      for (const r of counter.requests()) {
+        if (r.command === 'GetObjectCommand' && sizes.has(r.key)) gets.set(r.key, [...(gets.get(r.key) ?? []), r.bytes]);
+      }
+      counter.reset();
+      return { result, gets };
+    };
+    // Fits (the default 64 MiB, or just both files): one GET each, the whole file.
+    const fits = await rewrite(undefined);
+    const both = await rewrite(2 * largest);
+    // Decode workers get each input whole from the read-ahead: no second fetch either.
+    const pooled = await rewrite(undefined, 2);
+    for (const { result, gets } of [fits, both, pooled]) {
+      for (const [key, size] of sizes) expect(gets.get(key)).toEqual([size]);
+      expect(result.checksums.hashOut).toBe(result.checksums.hashIn);
+    }
+    // Does not fit: the 64 KiB tail read ahead, then the rest by ranged reads, no byte twice past the tail.
+    const tight = await rewrite(smallest - 1);
+    for (const [key, size] of sizes) {
+      const got = tight.gets.get(key)!;
+      expect(got.length).toBeGreaterThan(1);
+      expect(got[0]).toBe(64 * 1024);
+      expect(got.reduce((n, b) => n + b, 0)).toBeLessThan(size + 64 * 1024);
+    }
+    const off = await rewriteGroup(s3, t.metadata, plan, group, { readAhead: false, decodeWorkers: 0 });
+    for (const r of [both.result, pooled.result, tight.result, off]) {
+      expect(r.checksums).toEqual(fits.result.checksums);
+      expect(await outputRows(t, r)).toEqual(await outputRows(t, fits.result));
+    }
   });
 
   it('scanRows reads each small data file in one fetch ahead of its reader', async () => {

@@ -78,6 +78,24 @@ describe('ReadAheadFileIO on S3 (moto)', () => {
     io.close();
   });
 
+  it('fetches the rest of a range whose tail was handed over, joins them, and fetches no byte twice', async () => {
+    const inner = new CountingIO(s3);
+    const TAIL = 1500;
+    const ranges: ReadAheadRange[] = paths.map((path, k) => ({ path, start: 0, end: SIZE, bytes: bytesOf(k).slice(SIZE - TAIL) }));
+    // Room for two whole files: the rest waits for the budget, its tail held meanwhile.
+    const io = new ReadAheadFileIO(inner, ranges, { files: 4, bytes: 2 * SIZE });
+    for (const [k, path] of paths.entries()) {
+      // A read across the join, then all of the file: both served from the one joined range.
+      expect(await io.readRange(path, SIZE - TAIL - 10, SIZE - TAIL + 10)).toEqual(bytesOf(k).subarray(SIZE - TAIL - 10, SIZE - TAIL + 10));
+      expect(await io.readRange(path, 0, SIZE)).toEqual(bytesOf(k));
+    }
+    await inner.settled();
+    paths.forEach((path) => expect(inner.readsOf(path)).toEqual([[0, SIZE - TAIL]]));
+    expect(io.stats()).toMatchObject({ fetched: paths.length, seeded: 0, hits: 2 * paths.length });
+    expect(io.stats().maxHeldBytes).toBeLessThanOrEqual(2 * SIZE);
+    io.close();
+  });
+
   it('keeps at most `files` ranges fetched or in flight', async () => {
     const inner = new CountingIO(s3);
     const io = new ReadAheadFileIO(inner, paths.map((path) => ({ path, start: 0, end: SIZE })), { files: 4, bytes: 1 << 20 });
