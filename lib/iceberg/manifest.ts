@@ -14,6 +14,7 @@ export {
   readManifest,
   readManifestBatches,
   manifestSourceBatches,
+  visitManifestSource,
   readManifestFile,
 } from './manifest/reader.js';
 export { ManifestWriter, type ManifestWriterOptions } from './manifest/writer.js';
