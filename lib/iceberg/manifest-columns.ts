@@ -3,18 +3,15 @@
  * (lib/compaction/candidate-store.ts) as typed arrays and one array of paths, which a worker
  * thread hands to the planner's thread with the arrays' buffers transferred (a few buffers to
  * copy instead of thousands of objects). Read without column metrics, with inheritance applied
- * (visitManifestSource). A file the columns cannot give back exactly (key metadata, equality
+ * (readManifestBatches). A file the columns cannot give back exactly (key metadata, equality
  * ids, a delete file's fields, an integer beyond 2^53 or 2^63) comes whole, in `whole`.
  */
 import type { ByteSource } from './avro.js';
 import type { ManifestFile } from './manifest-list.js';
-import { FileContent, visitManifestSource, type DataFile, type FileFormat, type ManifestEntry } from './manifest.js';
-import { leanDataFile } from './manifest/data-file.js';
+import { FileContent, manifestSourceBatches, type DataFile, type FileFormat, type ManifestEntry } from './manifest.js';
 import { partitionKey, type PartitionSpec } from './partition.js';
 import type { Schema } from './schema.js';
 import type { Row } from './values.js';
-
-export { leanDataFile };
 
 /** Bits of ManifestColumns.flags. */
 export const COLUMN_FLAGS = { NO_SNAPSHOT: 1, SORT_ORDER: 2, FIRST_ROW_ID: 4 } as const;
@@ -121,47 +118,48 @@ export async function decodeManifestColumns(source: ByteSource, manifest: Manife
   const splits = new Map<readonly bigint[], number>();
   const wholeAt: number[] = [];
   const whole: ManifestEntry[] = [];
-  // The entry is refilled for the next: only its values are kept, a whole one copied.
-  await visitManifestSource(source, manifest, spec, schema, { dataFileStats: false }, (e) => {
-    if (e.status === 2 || e.dataFile.content !== FileContent.Data) return;
-    if (n === size) resize(size * 2);
-    const i = n++;
-    const f: DataFile = e.dataFile;
-    paths.push(f.filePath);
-    let p = rows.get(f.partition);
-    if (p === undefined) rows.set(f.partition, (p = partitions.push({ key: partitionKey(f.specId, f.partition), row: f.partition }) - 1));
-    c.partitionIndexes[i] = p;
-    if (!entryFits(e, spec.specId)) {
-      wholeAt.push(i);
-      whole.push({ ...e, dataFile: { ...e.dataFile } });
-      return;
+  for await (const batch of manifestSourceBatches(source, manifest, spec, schema, { dataFileStats: false })) {
+    for (const e of batch) {
+      if (e.status === 2 || e.dataFile.content !== FileContent.Data) continue;
+      if (n === size) resize(size * 2);
+      const i = n++;
+      const f: DataFile = e.dataFile;
+      paths.push(f.filePath);
+      let p = rows.get(f.partition);
+      if (p === undefined) rows.set(f.partition, (p = partitions.push({ key: partitionKey(f.specId, f.partition), row: f.partition }) - 1));
+      c.partitionIndexes[i] = p;
+      if (!entryFits(e, spec.specId)) {
+        wholeAt.push(i);
+        whole.push(e);
+        continue;
+      }
+      c.sizes[i] = Number(f.fileSizeInBytes);
+      c.records[i] = Number(f.recordCount);
+      c.sequenceNumbers[i] = e.sequenceNumber ?? 0n;
+      let flags = 0;
+      if (e.snapshotId === null) flags |= COLUMN_FLAGS.NO_SNAPSHOT;
+      else c.snapshotIds[i] = e.snapshotId;
+      if (f.sortOrderId !== null && f.sortOrderId !== undefined) {
+        flags |= COLUMN_FLAGS.SORT_ORDER;
+        c.sortOrderIds[i] = f.sortOrderId;
+      }
+      if (f.firstRowId !== null && f.firstRowId !== undefined) {
+        flags |= COLUMN_FLAGS.FIRST_ROW_ID;
+        c.firstRowIds[i] = f.firstRowId;
+      }
+      c.flags[i] = flags;
+      let format = formatNames.indexOf(f.fileFormat);
+      if (format < 0) format = formatNames.push(f.fileFormat) - 1;
+      c.formats[i] = format;
+      const list = f.splitOffsets ?? null;
+      if (list === null) c.splitIndexes[i] = -1;
+      else {
+        let s = splits.get(list);
+        if (s === undefined) splits.set(list, (s = splitLists.push(list) - 1));
+        c.splitIndexes[i] = s;
+      }
     }
-    c.sizes[i] = Number(f.fileSizeInBytes);
-    c.records[i] = Number(f.recordCount);
-    c.sequenceNumbers[i] = e.sequenceNumber ?? 0n;
-    let flags = 0;
-    if (e.snapshotId === null) flags |= COLUMN_FLAGS.NO_SNAPSHOT;
-    else c.snapshotIds[i] = e.snapshotId;
-    if (f.sortOrderId !== null && f.sortOrderId !== undefined) {
-      flags |= COLUMN_FLAGS.SORT_ORDER;
-      c.sortOrderIds[i] = f.sortOrderId;
-    }
-    if (f.firstRowId !== null && f.firstRowId !== undefined) {
-      flags |= COLUMN_FLAGS.FIRST_ROW_ID;
-      c.firstRowIds[i] = f.firstRowId;
-    }
-    c.flags[i] = flags;
-    let format = formatNames.indexOf(f.fileFormat);
-    if (format < 0) format = formatNames.push(f.fileFormat) - 1;
-    c.formats[i] = format;
-    const list = f.splitOffsets ?? null;
-    if (list === null) c.splitIndexes[i] = -1;
-    else {
-      let s = splits.get(list);
-      if (s === undefined) splits.set(list, (s = splitLists.push(list) - 1));
-      c.splitIndexes[i] = s;
-    }
-  });
+  }
   if (n < size) resize(n);
   return { ...c, count: n, specId: spec.specId, paths, formatNames, partitions, splits: splitLists, wholeAt: Int32Array.from(wholeAt), whole };
 }
@@ -182,4 +180,34 @@ export function columnsDataFile(c: ManifestColumns, i: number, row: Row): DataFi
     flags & COLUMN_FLAGS.SORT_ORDER ? c.sortOrderIds[i] : null,
     flags & COLUMN_FLAGS.FIRST_ROW_ID ? c.firstRowIds[i] : null,
   );
+}
+
+/** A data file with what columns hold (fitsColumns), every other field null. */
+export function leanDataFile(
+  filePath: string, fileFormat: FileFormat, specId: number, partition: Row, records: number, size: number,
+  splitOffsets: readonly bigint[] | null, sortOrderId: number | null, firstRowId: bigint | null,
+): DataFile {
+  return {
+    content: FileContent.Data,
+    filePath,
+    fileFormat,
+    specId,
+    partition,
+    recordCount: BigInt(records),
+    fileSizeInBytes: BigInt(size),
+    columnSizes: null,
+    valueCounts: null,
+    nullValueCounts: null,
+    nanValueCounts: null,
+    lowerBounds: null,
+    upperBounds: null,
+    keyMetadata: null,
+    splitOffsets,
+    equalityIds: null,
+    sortOrderId,
+    firstRowId,
+    referencedDataFile: null,
+    contentOffset: null,
+    contentSizeInBytes: null,
+  };
 }

@@ -14,7 +14,6 @@ export {
   readManifest,
   readManifestBatches,
   manifestSourceBatches,
-  visitManifestSource,
   readManifestFile,
 } from './manifest/reader.js';
 export { ManifestWriter, type ManifestWriterOptions } from './manifest/writer.js';

@@ -111,33 +111,3 @@ export function dataFileType(formatVersion: FormatVersion, partition: StructType
   }
   return { type: 'struct', fields: fileFields };
 }
-
-/** A data file of these fields, every other field null (what manifest-columns.ts holds of a file). */
-export function leanDataFile(
-  filePath: string, fileFormat: FileFormat, specId: number, partition: Row, records: number, size: number,
-  splitOffsets: readonly bigint[] | null, sortOrderId: number | null, firstRowId: bigint | null,
-): DataFile {
-  return {
-    content: FileContent.Data,
-    filePath,
-    fileFormat,
-    specId,
-    partition,
-    recordCount: BigInt(records),
-    fileSizeInBytes: BigInt(size),
-    columnSizes: null,
-    valueCounts: null,
-    nullValueCounts: null,
-    nanValueCounts: null,
-    lowerBounds: null,
-    upperBounds: null,
-    keyMetadata: null,
-    splitOffsets,
-    equalityIds: null,
-    sortOrderId,
-    firstRowId,
-    referencedDataFile: null,
-    contentOffset: null,
-    contentSizeInBytes: null,
-  };
-}

@@ -26,13 +26,13 @@ import {
   avroProjection,
   type AvroBlock,
 } from '../avro.js';
-import { type AvroCursor, type AvroRead, type AvroSkip, avroReader, avroSkipper } from '../avro-reader.js';
+import { type AvroCursor, type AvroRead, avroReader, avroSkipper } from '../avro-reader.js';
 import { type ManifestFile, ManifestContent } from '../manifest-list.js';
 import { type PartitionSpec, partitionType } from '../partition.js';
 import type { Schema } from '../schema.js';
 import { type NestedField, type PrimitiveType, type StructType, isPrimitive } from '../types.js';
 import type { IcebergValue, Row } from '../values.js';
-import { type DataFile, DATA_FILE_FIELDS as DF, PARTITION_FIELD_ID, isFileFormat, leanDataFile } from './data-file.js';
+import { type DataFile, DATA_FILE_FIELDS as DF, PARTITION_FIELD_ID, isFileFormat } from './data-file.js';
 import { type ManifestEntry, ManifestEntryStatus, MANIFEST_ENTRY_FIELDS as ENTRY } from './manifest-entry.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
@@ -270,12 +270,7 @@ function entryDecoder(header: AvroContainerHeader, options: ReadManifestFileOpti
       ? avroProjection(withoutDataFileFields(header.schema, dataFileName, new Set(stats.filter((x) => x !== undefined))), header.schema)
       : undefined;
 
-  const fill = entryFiller(path, specId, dataStats);
-  const build = (v: readonly unknown[], index: number): RawEntry => {
-    const entry = blankEntry();
-    fill(v, index, entry);
-    return entry;
-  };
+  const build = entryBuilder(path, specId, dataStats);
   const v: unknown[] = [];
   const decode: EntryDecoder = (rec, index) => {
     const df = rec[dataFileName] as AvroRecord;
@@ -328,7 +323,7 @@ function entryDecoder(header: AvroContainerHeader, options: ReadManifestFileOpti
     [kContentOffset, S.CONTENT_OFFSET],
     [kContentSize, S.CONTENT_SIZE],
   ]);
-  const direct = directDecoder(root, named, slots, dataFileName, dfSlots, n.partition, decodePartition, fill, path);
+  const direct = directDecoder(root, named, slots, dataFileName, dfSlots, n.partition, decodePartition, build, path);
   return direct ? { decode, projection, direct } : { decode, projection };
 }
 
@@ -343,40 +338,23 @@ const S = {
 /** Slots whose lists repeat from file to file (split offsets, equality ids): one array per distinct value. */
 const INTERNED: ReadonlySet<number> = new Set([S.SPLIT_OFFSETS, S.EQUALITY_IDS]);
 
-function interned(read: AvroRead, skip: AvroSkip): AvroRead {
-  // Skipped first and read only when new: a repeated list makes no array (nor its bigints).
+function interned(read: AvroRead): AvroRead {
   const seen = new Map<string, unknown>();
   return (c) => {
     const start = c.pos;
-    skip(c);
+    const value = read(c);
+    if (value === null) return value;
     const bytes = c.buf.toString('latin1', start, c.pos);
     const known = seen.get(bytes);
     if (known !== undefined) return known;
-    const end = c.pos;
-    c.pos = start;
-    const value = read(c);
-    if (c.pos !== end) throw new Error(`Avro value read to ${c.pos}, skipped to ${end}`);
-    if (value !== null && seen.size < 4096) seen.set(bytes, value);
+    if (seen.size < 4096) seen.set(bytes, value);
     return value;
   };
 }
 
-/** An entry with every field null, to fill: one literal, so every field stays in the object. */
-function blankEntry(): RawEntry {
-  return {
-    status: 0,
-    snapshotId: null,
-    sequenceNumber: null,
-    fileSequenceNumber: null,
-    dataFile: leanDataFile('', 'PARQUET', 0, {}, 0, 0, null, null, null) as Mutable<DataFile>,
-  };
-}
-
-type EntryFiller = (v: readonly unknown[], index: number, e: RawEntry) => void;
-
-/** Checks and converts one entry's values (slots S) into `e`, every field written. */
-function entryFiller(path: string, specId: number, dataStats: boolean): EntryFiller {
-  return (v, index, e) => {
+/** Checks and converts one entry's values (slots S) into the entry. */
+function entryBuilder(path: string, specId: number, dataStats: boolean): (v: readonly unknown[], index: number) => RawEntry {
+  return (v, index) => {
     const st = v[S.STATUS] as number;
     if (st !== 0 && st !== 1 && st !== 2) {
       throw new InvalidFileError(`manifest entry ${index} has status ${st} (expected 0, 1 or 2)`, { path });
@@ -392,42 +370,42 @@ function entryFiller(path: string, specId: number, dataStats: boolean): EntryFil
     }
     const keyMetadata = (v[S.KEY_METADATA] ?? null) as Uint8Array | null;
     const stats = dataStats || content !== 0;
-    const f = e.dataFile;
-    f.content = content;
-    f.filePath = v[S.FILE_PATH] as string;
-    f.fileFormat = format;
-    f.specId = specId;
-    f.partition = v[S.PARTITION] as Row;
-    f.recordCount = v[S.RECORD_COUNT] as bigint;
-    f.fileSizeInBytes = v[S.FILE_SIZE] as bigint;
-    f.columnSizes = stats ? longMap(v[S.COLUMN_SIZES]) : null;
-    f.valueCounts = stats ? longMap(v[S.VALUE_COUNTS]) : null;
-    f.nullValueCounts = stats ? longMap(v[S.NULL_VALUE_COUNTS]) : null;
-    f.nanValueCounts = stats ? longMap(v[S.NAN_VALUE_COUNTS]) : null;
-    f.lowerBounds = stats ? bytesMap(v[S.LOWER_BOUNDS]) : null;
-    f.upperBounds = stats ? bytesMap(v[S.UPPER_BOUNDS]) : null;
-    f.keyMetadata = keyMetadata === null ? null : view(keyMetadata);
-    f.splitOffsets = (v[S.SPLIT_OFFSETS] ?? null) as bigint[] | null;
-    f.equalityIds = (v[S.EQUALITY_IDS] ?? null) as number[] | null;
-    f.sortOrderId = (v[S.SORT_ORDER_ID] ?? null) as number | null;
-    f.firstRowId = (v[S.FIRST_ROW_ID] ?? null) as bigint | null;
-    f.referencedDataFile = (v[S.REFERENCED_DATA_FILE] ?? null) as string | null;
-    f.contentOffset = (v[S.CONTENT_OFFSET] ?? null) as bigint | null;
-    f.contentSizeInBytes = (v[S.CONTENT_SIZE] ?? null) as bigint | null;
-    e.status = st;
-    e.snapshotId = (v[S.SNAPSHOT_ID] ?? null) as bigint | null;
-    e.sequenceNumber = (v[S.SEQ] ?? null) as bigint | null;
-    e.fileSequenceNumber = (v[S.FILE_SEQ] ?? null) as bigint | null;
+    const dataFile: Mutable<DataFile> = {
+      content,
+      filePath: v[S.FILE_PATH] as string,
+      fileFormat: format,
+      specId,
+      partition: v[S.PARTITION] as Row,
+      recordCount: v[S.RECORD_COUNT] as bigint,
+      fileSizeInBytes: v[S.FILE_SIZE] as bigint,
+      // One literal, no spread: every field stays in the object (a million of them are kept).
+      columnSizes: stats ? longMap(v[S.COLUMN_SIZES]) : null,
+      valueCounts: stats ? longMap(v[S.VALUE_COUNTS]) : null,
+      nullValueCounts: stats ? longMap(v[S.NULL_VALUE_COUNTS]) : null,
+      nanValueCounts: stats ? longMap(v[S.NAN_VALUE_COUNTS]) : null,
+      lowerBounds: stats ? bytesMap(v[S.LOWER_BOUNDS]) : null,
+      upperBounds: stats ? bytesMap(v[S.UPPER_BOUNDS]) : null,
+      keyMetadata: keyMetadata === null ? null : view(keyMetadata),
+      splitOffsets: (v[S.SPLIT_OFFSETS] ?? null) as bigint[] | null,
+      equalityIds: (v[S.EQUALITY_IDS] ?? null) as number[] | null,
+      sortOrderId: (v[S.SORT_ORDER_ID] ?? null) as number | null,
+      firstRowId: (v[S.FIRST_ROW_ID] ?? null) as bigint | null,
+      referencedDataFile: (v[S.REFERENCED_DATA_FILE] ?? null) as string | null,
+      contentOffset: (v[S.CONTENT_OFFSET] ?? null) as bigint | null,
+      contentSizeInBytes: (v[S.CONTENT_SIZE] ?? null) as bigint | null,
+    };
+    return {
+      status: st,
+      snapshotId: (v[S.SNAPSHOT_ID] ?? null) as bigint | null,
+      sequenceNumber: (v[S.SEQ] ?? null) as bigint | null,
+      fileSequenceNumber: (v[S.FILE_SEQ] ?? null) as bigint | null,
+      dataFile,
+    };
   };
 }
 
-/** Decodes a block's entries from its bytes (avro-reader.ts). */
-interface DirectDecoder {
-  /** The entries, DIRECT_BATCH at a time. */
-  readonly batches: (block: AvroBlock, first: number) => Generator<RawEntry[]>;
-  /** Each entry filled into `into` in turn and handed to `visit`: no object made per entry. */
-  readonly each: (block: AvroBlock, first: number, into: RawEntry, visit: (e: RawEntry) => void) => void;
-}
+/** Decodes a block's entries from its bytes (avro-reader.ts), DIRECT_BATCH at a time. */
+type DirectDecoder = (block: AvroBlock, first: number) => Generator<RawEntry[]>;
 
 /**
  * Entries handed on at once. A block of a large manifest holds thousands: decoded whole, they
@@ -449,7 +427,7 @@ function directDecoder(
   dfSlots: ReadonlyMap<string, number>,
   partitionName: string | undefined,
   decodePartition: (rec: AvroRecord | null | undefined) => Row,
-  fill: EntryFiller,
+  build: (v: readonly unknown[], index: number) => RawEntry,
   path: string,
 ): DirectDecoder | undefined {
   type Op = (c: AvroCursor, v: unknown[]) => void;
@@ -470,9 +448,7 @@ function directDecoder(
       } else {
         const read = avroReader(f.type, named);
         if (!read) return undefined;
-        const skip = INTERNED.has(slot) ? avroSkipper(f.type, named) : undefined;
-        if (INTERNED.has(slot) && !skip) return undefined;
-        const value = skip ? interned(read, skip) : read;
+        const value = INTERNED.has(slot) ? interned(read) : read;
         ops.push((c, v) => {
           v[slot] = value(c);
         });
@@ -516,43 +492,25 @@ function directDecoder(
   );
   if (!ops) return undefined;
   const v: unknown[] = [];
-  const record = (c: AvroCursor, block: AvroBlock, i: number): void => {
-    try {
-      for (let k = 0; k < ops.length; k++) ops[k](c, v);
-    } catch (e) {
-      throw new InvalidFileError(`cannot decode record ${i} of Avro block ${block.index}: ${(e as Error).message}`, { path, cause: e });
+  return function* (block, first) {
+    const c: AvroCursor = { buf: block.data, pos: 0 };
+    for (let start = 0; start < block.count; start += DIRECT_BATCH) {
+      const out = new Array<RawEntry>(Math.min(DIRECT_BATCH, block.count - start));
+      for (let j = 0; j < out.length; j++) {
+        const i = start + j;
+        try {
+          for (let k = 0; k < ops.length; k++) ops[k](c, v);
+        } catch (e) {
+          throw new InvalidFileError(`cannot decode record ${i} of Avro block ${block.index}: ${(e as Error).message}`, { path, cause: e });
+        }
+        if (c.pos > c.buf.length) throw new InvalidFileError(`truncated record ${i} of ${block.count} in Avro block ${block.index}`, { path });
+        out[j] = build(v, first + i);
+      }
+      yield out;
     }
-    if (c.pos > c.buf.length) throw new InvalidFileError(`truncated record ${i} of ${block.count} in Avro block ${block.index}`, { path });
-  };
-  const end = (c: AvroCursor, block: AvroBlock): void => {
     if (c.pos !== c.buf.length) {
       throw new InvalidFileError(`Avro block ${block.index} has ${c.buf.length - c.pos} bytes after its ${block.count} records`, { path });
     }
-  };
-  return {
-    *batches(block, first) {
-      const c: AvroCursor = { buf: block.data, pos: 0 };
-      for (let start = 0; start < block.count; start += DIRECT_BATCH) {
-        const out = new Array<RawEntry>(Math.min(DIRECT_BATCH, block.count - start));
-        for (let j = 0; j < out.length; j++) {
-          record(c, block, start + j);
-          const entry = blankEntry();
-          fill(v, first + start + j, entry);
-          out[j] = entry;
-        }
-        yield out;
-      }
-      end(c, block);
-    },
-    each(block, first, into, visit) {
-      const c: AvroCursor = { buf: block.data, pos: 0 };
-      for (let i = 0; i < block.count; i++) {
-        record(c, block, i);
-        fill(v, first + i, into);
-        visit(into);
-      }
-      end(c, block);
-    },
   };
 }
 
@@ -560,12 +518,7 @@ async function openManifest(
   source: ByteSource,
   path: string,
   options: ReadManifestFileOptions,
-): Promise<{
-  header: ManifestHeader;
-  entries: () => AsyncGenerator<RawEntry>;
-  batches: () => AsyncGenerator<RawEntry[]>;
-  each: (visit: (e: RawEntry) => void) => Promise<void>;
-}> {
+): Promise<{ header: ManifestHeader; entries: () => AsyncGenerator<RawEntry>; batches: () => AsyncGenerator<RawEntry[]> }> {
   const reader = await openAvroContainer<AvroRecord>(source, path);
   const header = parseHeader(reader.header);
   const { decode, projection, direct } = entryDecoder(reader.header, options, options.specId ?? header.partitionSpecId ?? 0);
@@ -574,30 +527,16 @@ async function openManifest(
     let i = 0;
     for await (const block of reader.blocks()) {
       if (direct && !options.avsc) {
-        yield* direct.batches(block, i);
+        yield* direct(block, i);
         i += block.count;
       } else {
         yield reader.decodeBlock(block, projection).map((rec) => decode(rec, i++));
       }
     }
   };
-  // Each entry in turn, the same object refilled when decoded from the bytes.
-  const each = async (visit: (e: RawEntry) => void): Promise<void> => {
-    const into = blankEntry();
-    let i = 0;
-    for await (const block of reader.blocks()) {
-      if (direct && !options.avsc) {
-        direct.each(block, i, into, visit);
-        i += block.count;
-      } else {
-        for (const rec of reader.decodeBlock(block, projection)) visit(decode(rec, i++));
-      }
-    }
-  };
   return {
     header,
     batches,
-    each,
     entries: async function* () {
       for await (const batch of batches()) yield* batch;
     },
@@ -688,69 +627,35 @@ export async function* manifestSourceBatches(
   schema: Schema,
   options: Pick<ReadManifestOptions, 'dataFileStats'> = {},
 ): AsyncGenerator<ManifestEntry[]> {
-  const m = await openSourceManifest(source, manifestFile, spec, schema, options);
-  const inherit = inheritance(manifestFile);
-  for await (const batch of m.batches()) {
-    for (const e of batch) inherit(e);
-    yield batch;
-  }
-}
-
-/**
- * manifestSourceBatches' entries handed to `visit` one at a time, inheritance applied. The entry
- * may be the same object for every call, refilled: a caller copies what it keeps. What a decode
- * worker reads a million entries with, making no object per entry (manifest-columns.ts).
- */
-export async function visitManifestSource(
-  source: ByteSource,
-  manifestFile: ManifestFile,
-  spec: PartitionSpec,
-  schema: Schema,
-  options: Pick<ReadManifestOptions, 'dataFileStats'>,
-  visit: (e: ManifestEntry) => void,
-): Promise<void> {
-  const m = await openSourceManifest(source, manifestFile, spec, schema, options);
-  const inherit = inheritance(manifestFile);
-  await m.each((e) => {
-    inherit(e);
-    visit(e);
-  });
-}
-
-function openSourceManifest(
-  source: ByteSource,
-  manifestFile: ManifestFile,
-  spec: PartitionSpec,
-  schema: Schema,
-  options: Pick<ReadManifestOptions, 'dataFileStats'>,
-): ReturnType<typeof openManifest> {
-  return openManifest(source, manifestFile.manifestPath, {
+  const path = manifestFile.manifestPath;
+  const m = await openManifest(source, path, {
     partitionType: partitionType(spec, schema),
     specId: spec.specId,
     ...(options.dataFileStats !== undefined ? { dataFileStats: options.dataFileStats } : {}),
   });
-}
 
-/** Applies the manifest's inherited metadata to its entries, taken in order (readManifest). */
-function inheritance(manifestFile: ManifestFile): (e: RawEntry) => void {
   const committed = manifestFile.sequenceNumber !== null && manifestFile.sequenceNumber !== undefined;
   const seq = manifestFile.sequenceNumber ?? 0n;
   const rowIds = committed && manifestFile.firstRowId !== null && manifestFile.firstRowId !== undefined;
   let nextRowId = manifestFile.firstRowId ?? 0n;
-  return (e) => {
-    if (e.snapshotId === null) e.snapshotId = manifestFile.addedSnapshotId;
-    if (committed) {
-      const inherit = seq === 0n || e.status === ManifestEntryStatus.Added;
-      if (e.sequenceNumber === null && inherit) e.sequenceNumber = seq;
-      if (e.fileSequenceNumber === null && inherit) e.fileSequenceNumber = seq;
-      if (rowIds) {
-        if (e.status !== ManifestEntryStatus.Deleted && e.dataFile.firstRowId === null) {
-          e.dataFile.firstRowId = nextRowId;
-          nextRowId += e.dataFile.recordCount;
+
+  for await (const batch of m.batches()) {
+    for (const e of batch) {
+      if (e.snapshotId === null) e.snapshotId = manifestFile.addedSnapshotId;
+      if (committed) {
+        const inherit = seq === 0n || e.status === ManifestEntryStatus.Added;
+        if (e.sequenceNumber === null && inherit) e.sequenceNumber = seq;
+        if (e.fileSequenceNumber === null && inherit) e.fileSequenceNumber = seq;
+        if (rowIds) {
+          if (e.status !== ManifestEntryStatus.Deleted && e.dataFile.firstRowId === null) {
+            e.dataFile.firstRowId = nextRowId;
+            nextRowId += e.dataFile.recordCount;
+          }
+        } else {
+          e.dataFile.firstRowId = null;
         }
-      } else {
-        e.dataFile.firstRowId = null;
       }
     }
-  };
+    yield batch;
+  }
 }
