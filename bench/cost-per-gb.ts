@@ -97,16 +97,23 @@ async function rewritePhase(location: string, endpoint: string): Promise<void> {
   const inputs = new Set(group.inputs.map((i) => key(i.file.filePath)));
   const outputs = new Set(result.outputs.map((o) => key(o.filePath)));
   const seen = new Set<string>();
-  const trace: { inputFirst: number[]; inputLater: number[]; outputFooters: number[]; outputGets: number[]; outputs: { parts: number[]; steps: number }[] } = {
-    inputFirst: [], inputLater: [], outputFooters: [], outputGets: [], outputs: [],
-  };
+  const trace: {
+    inputFirst: number[]; inputLater: number[]; outputFooters: number[]; outputGets: number[]; outputGetsByFile: number[][]; outputs: { parts: number[]; steps: number }[];
+  } = { inputFirst: [], inputLater: [], outputFooters: [], outputGets: [], outputGetsByFile: [], outputs: [] };
+  const getsOf = new Map<string, number[]>();
   const byOutput = new Map<string, { parts: number[]; steps: number }>();
   for (const r of requests) {
     if (r.command === 'GetObjectCommand' && inputs.has(r.key)) {
       (seen.has(r.key) ? trace.inputLater : trace.inputFirst).push(r.bytes);
       seen.add(r.key);
     } else if (r.command === 'GetObjectCommand' && outputs.has(r.key)) {
-      (seen.has(r.key) ? trace.outputGets : trace.outputFooters).push(r.bytes);
+      if (seen.has(r.key)) {
+        trace.outputGets.push(r.bytes);
+        getsOf.get(r.key)!.push(r.bytes);
+      } else {
+        trace.outputFooters.push(r.bytes);
+        getsOf.set(r.key, []);
+      }
       seen.add(r.key);
     } else if (outputs.has(r.key) || r.key === (result.compactionMap ? key(result.compactionMap) : '')) {
       let o = byOutput.get(r.key);
@@ -116,6 +123,7 @@ async function rewritePhase(location: string, endpoint: string): Promise<void> {
     }
   }
   trace.outputs.push(...byOutput.values());
+  trace.outputGetsByFile.push(...getsOf.values());
   await table.io.deleteMany([...result.outputs.map((o) => o.filePath), ...(result.compactionMap ? [result.compactionMap] : [])]);
   console.log(JSON.stringify({
     wallS: [wallS], cpuS: [(c.user + c.system) / 1e6], maxRssKiB: process.resourceUsage().maxRSS,

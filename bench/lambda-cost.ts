@@ -97,6 +97,8 @@ export interface RequestTrace {
   readonly outputFooters: readonly number[];
   /** Bytes of every later GET of an output (the proof's re-read of its row groups), in the order sent. */
   readonly outputGets: readonly number[];
+  /** The same GETs per output file, in the order the files were first read (absent in traces of older checkouts). */
+  readonly outputGetsByFile?: readonly (readonly number[])[];
   /** Per output file: bytes of its PutObject or of each UploadPart, in order, and its multipart create/complete count. */
   readonly outputs: readonly { readonly parts: readonly number[]; readonly steps: number }[];
 }
@@ -186,7 +188,8 @@ export function windowSeconds(sizes: readonly number[], t: (bytes: number) => nu
  *   and 64 MiB at once, behind the decoding CPU (readAheadWaitSeconds, the run's CPU spread evenly
  *   over the inputs); later reads of an input (row groups of one read by its tail) wait whole;
  *   an output's parts upload while it is encoded, its last part and the multipart steps wait;
- *   the proof re-reads the outputs one request at a time (readBatches);
+ *   the proof reads each output's footer, then that output's row groups through a window (64 MiB,
+ *   16 reads, in order; lib/parquet/reader.ts ReadOptions.window), one output after the other;
  * - copy: footers are read 8 at once before the copy; the row groups are read through a window
  *   (64 MiB, 16 reads, in order) ahead of the upload (4 parts in flight), so the longer of reading
  *   and uploading waits; the proof reads each output's footer in turn, then every row group of
@@ -199,7 +202,8 @@ export function s3WaitSeconds(trace: RequestTrace, path: RewritePath, cpuS: numb
   if (path === 'decode') {
     const ahead = readAheadWaitSeconds(trace.inputFirst, t, READ_AHEAD, cpuS / Math.max(1, trace.inputFirst.length));
     const lastParts = trace.outputs.reduce((n, o) => n + (o.parts.length > 0 ? t(o.parts[o.parts.length - 1]) : 0), 0);
-    return ahead + sum(trace.inputLater) + lastParts + steps + sum(trace.outputFooters) + sum(trace.outputGets);
+    const proof = (trace.outputGetsByFile ?? [trace.outputGets]).reduce((n, gets) => n + windowSeconds(gets, t, COPY_WINDOW, true), 0);
+    return ahead + sum(trace.inputLater) + lastParts + steps + sum(trace.outputFooters) + proof;
   }
   const uploads = trace.outputs.reduce((n, o) => n + sum(o.parts), 0) / PARTS_IN_FLIGHT;
   const reads = windowSeconds(trace.inputLater, t, COPY_WINDOW, true);

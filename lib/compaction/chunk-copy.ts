@@ -188,6 +188,11 @@ export class ChunkCopy {
     return { ranges, bytes };
   }
 
+  /** The read window of the copy and its proof (READ_AHEAD_BYTES_PROPERTY): the decoded outputs' proof re-reads through one too. */
+  get readWindow(): CopyReads & { readonly bytes: number } {
+    return { ...this.reads, bytes: this.reads.bytes ?? DEFAULT_COPY_READ_BYTES };
+  }
+
   /** Inputs whose row groups are copied. */
   get copiedInputs(): number {
     return this.sources.length;

@@ -162,10 +162,12 @@ export async function rewriteGroup(
     if (sorter) for await (const rows of sorter.sorted()) await out.writeRows(rows);
     const decoded = await out.close();
 
-    // The proof: re-read what was written.
+    // The proof: re-read what was written, the next row groups fetched while one is decoded, within
+    // the same budget as the copy's (its reads and the decoder's read-ahead are over by now).
     const checkOut = new RowSetChecksum(proofHasher(schema, lineage));
+    const window = copy.readWindow;
     for (const f of decoded) {
-      for await (const { batch } of readBatches(io, f, writeSchema, { batchSize })) hashBatch(batch, checkOut);
+      for await (const { batch } of readBatches(io, f, writeSchema, { batchSize, window })) hashBatch(batch, checkOut);
     }
     await copy.prove(checkOut);
     const outputs = [...decoded, ...copied];

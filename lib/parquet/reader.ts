@@ -11,8 +11,9 @@
  */
 import * as arrow from 'apache-arrow';
 import * as pw from 'parquet-wasm';
-import { IllegalStateError, InvalidArgumentError, InvalidFileError } from '../errors.js';
+import { IllegalStateError, InvalidArgumentError, InvalidFileError, IoError, PackiceError } from '../errors.js';
 import type { FileIO, InputFile } from '../io/file-io.js';
+import { readWindow, type ReadWindowOptions } from '../io/read-window.js';
 import { canImport, importBatch, type WasmMemory } from './arrow-c-data.js';
 import { zstdCodec } from './compression-codec.js';
 import { readFooter, rowGroupStart, type ParquetFooter } from './footer.js';
@@ -52,6 +53,11 @@ export interface ReadOptions {
   readonly columns?: readonly string[];
   /** Rows per batch (default 64k). */
   readonly batchSize?: number;
+  /**
+   * Fetch the next row groups while one is decoded, through a read window (lib/io/read-window.ts) of
+   * this many bytes and reads; decoded in order all the same. Default: one row group at a time.
+   */
+  readonly window?: Omit<ReadWindowOptions, 'ordered'>;
 }
 
 const DEFAULT_BATCH_SIZE = 65_536;
@@ -139,17 +145,35 @@ async function readRange(file: ParquetFileReader, state: ReaderState, s: number,
   return out;
 }
 
-/** Decodes one row group (its kept columns) in wasm, synchronously, and yields its batches one at a time. */
+/** A row group's plan and its column chunks' bytes, fetched: what decodeRowGroup decodes. */
+interface FetchedRowGroup {
+  readonly index: number;
+  readonly plan: ReturnType<typeof planRowGroup>;
+  readonly bytes: readonly Uint8Array[];
+}
+
+function rowGroupPlan(file: ParquetFileReader, state: ReaderState, index: number, columns: readonly string[] | undefined): FetchedRowGroup['plan'] {
+  const zstd = zstdCodec();
+  return planRowGroup(state.typed, index, columns, { path: file.path, ...(zstd ? { zstd } : {}) });
+}
+
+/** Bytes a row group's fetch asks the FileIO for (what the tail read with the footer holds costs nothing). */
+function fetchBytes(state: ReaderState, plan: FetchedRowGroup['plan']): number {
+  return plan.reads.reduce((n, [s, e]) => n + Math.max(0, Math.min(e, state.tailStart) - s), 0);
+}
+
+async function fetchRowGroup(file: ParquetFileReader, state: ReaderState, index: number, plan: FetchedRowGroup['plan']): Promise<FetchedRowGroup> {
+  const bytes = await Promise.all(plan.reads.map(([s, e]) => readRange(file, state, s, e)));
+  return { index, plan, bytes };
+}
+
+/** Decodes one fetched row group (its kept columns) in wasm, synchronously, and yields its batches one at a time. */
 async function* decodeRowGroup(
   file: ParquetFileReader,
-  state: ReaderState,
-  index: number,
+  { index, plan, bytes: fetched }: FetchedRowGroup,
   columns: readonly string[] | undefined,
   batchSize: number,
 ): AsyncIterable<arrow.RecordBatch> {
-  const zstd = zstdCodec();
-  const plan = planRowGroup(state.typed, index, columns, { path: file.path, ...(zstd ? { zstd } : {}) });
-  const fetched = await Promise.all(plan.reads.map(([s, e]) => readRange(file, state, s, e)));
   fetched.forEach((b, k) => {
     const [s, e] = plan.reads[k];
     if (b.length !== e - s) {
@@ -217,9 +241,24 @@ export async function* readRowGroups(file: ParquetFileReader, options: ReadOptio
     if (columns.length === 0) throw new InvalidArgumentError('no columns asked for', { path: file.path });
   }
   const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
-  for (const g of groups) {
-    if (file.rowGroups[g].numRows === 0) continue;
-    yield* decodeRowGroup(file, state, g, columns, batchSize);
+  const kept = groups.filter((g) => file.rowGroups[g].numRows > 0);
+  if (!options.window) {
+    for (const g of kept) yield* decodeRowGroup(file, await fetchRowGroup(file, state, g, rowGroupPlan(file, state, g, columns)), columns, batchSize);
+    return;
+  }
+  const planned = kept.map((g) => ({ g, plan: rowGroupPlan(file, state, g, columns) }));
+  const fetch = ({ g, plan }: (typeof planned)[number]): Promise<FetchedRowGroup> =>
+    fetchRowGroup(file, state, g, plan).catch((e: unknown) => {
+      // Several reads in flight: say which one failed, and keep what the FileIO said about retrying.
+      const message = e instanceof Error ? e.message : String(e);
+      throw new IoError(`reading row group ${g} failed: ${message}`, {
+        path: file.path,
+        cause: e,
+        retryable: e instanceof PackiceError ? e.retryable : true,
+      });
+    });
+  for await (const { value } of readWindow(planned, (x) => fetchBytes(state, x.plan), fetch, { ...options.window, ordered: true })) {
+    yield* decodeRowGroup(file, value, columns, batchSize);
   }
 }
 

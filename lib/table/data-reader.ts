@@ -5,7 +5,7 @@ import { FileContent, type DataFile } from '../iceberg/manifest.js';
 import { findMapped, type NameMapping } from '../iceberg/name-mapping.js';
 import type { NestedField, StructType } from '../iceberg/types.js';
 import type { IcebergValue, Row } from '../iceberg/values.js';
-import { openParquet, readRowGroups, type ParquetFileReader } from '../parquet/reader.js';
+import { openParquet, readRowGroups, type ParquetFileReader, type ReadOptions } from '../parquet/reader.js';
 import { fieldIdOf } from '../parquet/schema.js';
 import { batchOf, conformColumn, constantColumn } from '../parquet/batches.js';
 import { matchChildren, missingValue, rowsFromBatch } from '../parquet/values.js';
@@ -24,6 +24,8 @@ export interface ReadRowsOptions {
   readonly batchSize?: number;
   /** Restrict to these row groups. */
   readonly rowGroups?: readonly number[];
+  /** Row groups fetched ahead of the decoder (reader.ts ReadOptions.window). */
+  readonly window?: ReadOptions['window'];
 }
 
 type FileRef = Pick<DataFile, 'filePath' | 'fileFormat'> & {
@@ -83,6 +85,7 @@ export async function* readBatches(
       columns,
       ...(options.batchSize ? { batchSize: options.batchSize } : {}),
       ...(options.rowGroups ? { rowGroups: options.rowGroups } : {}),
+      ...(options.window ? { window: options.window } : {}),
     })) {
       const n = raw.numRows;
       const match = matchChildren(readFields, raw.schema.fields);
