@@ -139,7 +139,7 @@ export async function openCopySource(io: FileIO, path: string, length?: number):
 
 /** A file for copying, from its footer as readFooter read it. */
 export function copySource(path: string, read: FooterRead): CopySource {
-  const typed = readTypedStruct(read.footerBytes);
+  const typed = read.typed;
   let firstRow = 0;
   const rowGroups = typedItems(typedField(typed, 4)).map((rg, index) => {
     const numRows = typedNumber(typedField(typedFields(rg), 3));
@@ -408,7 +408,7 @@ export async function* rowGroupDigests(
   for (const f of files) {
     const input = io.newInputFile(f.path, f.length);
     const read = await readFooter(input);
-    const typed = readTypedStruct(read.footerBytes);
+    const typed = read.typed;
     const signature = schemaSignature(typedItems(typedField(typed, 2)));
     typedItems(typedField(typed, 4)).forEach((rg, index) => {
       const spans = chunkSpans(typedFields(rg));
