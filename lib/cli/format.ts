@@ -71,7 +71,29 @@ export function columns(rows: readonly (readonly string[])[], right: readonly bo
   return rows.map((r) => r.map((c, i) => (right[i] ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ').trimEnd());
 }
 
-const shownPath = (p: string): string => p || '(unpartitioned)';
+/**
+ * A partition path as people read it: each value URL-decoded (partitionToPath encodes as Java's
+ * URLEncoder: space as `+`, `:` as `%3A`), with only `/` and `%` kept encoded so the segments
+ * stay unambiguous. JSON output keeps the path as stored.
+ */
+export function shownPath(p: string): string {
+  if (p === '') return '(unpartitioned)';
+  return p
+    .split('/')
+    .map((segment) => {
+      const eq = segment.indexOf('=');
+      return eq < 0 ? shownPart(segment) : `${shownPart(segment.slice(0, eq))}=${shownPart(segment.slice(eq + 1))}`;
+    })
+    .join('/');
+}
+
+function shownPart(encoded: string): string {
+  try {
+    return decodeURIComponent(encoded.replace(/\+/g, ' ')).replace(/%/g, '%25').replace(/\//g, '%2F');
+  } catch {
+    return encoded;
+  }
+}
 
 export function formatPlan(p: Plan): string {
   const lines: string[] = [];
