@@ -17,6 +17,14 @@ export const CATALOG_OWNED_REASON =
   "and that catalog, not the folder, holds which one is current: a metadata file written beside them would never be seen by the catalog's readers. " +
   'Name the table through its catalog to change it: glue://<database>/<table>, rest+https://<endpoint>/<namespace>/<table> or s3tables://<table-bucket-arn>/<namespace>/<table>';
 
+/** NNNNN of a file named `NNNNN-<uuid>.metadata.json`, else undefined. */
+export function catalogMetadataVersionOf(fileName: string): number | undefined {
+  const m = CATALOG_METADATA_FILE.exec(fileName);
+  if (!m) return undefined;
+  const version = Number(m[1]);
+  return Number.isSafeInteger(version) ? version : undefined;
+}
+
 /** The newest `NNNNN-<uuid>.metadata.json` in the table's metadata folder: highest NNNNN, then the latest written. */
 export async function newestCatalogMetadataFile(io: FileIO, tableLocation: string): Promise<string | undefined> {
   let best: { path: string; version: number; modified: number } | undefined;

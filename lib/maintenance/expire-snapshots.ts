@@ -6,6 +6,7 @@
  * stays — and fails rather than guesses when one of them cannot be read.
  */
 import { commitTable, loadTable, refreshTable, type Table } from '../catalog/table.js';
+import { catalogMetadataVersionOf } from '../catalog/catalog-metadata-files.js';
 import { metadataFolder, metadataVersionOf } from '../catalog/object-store-catalog.js';
 import { mayHaveCommitted } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
@@ -156,7 +157,7 @@ export async function expireSnapshots(tableOrLocation: Table | string, options: 
     gone,
   );
   for (const st of [...pending.flatMap((p) => p.statistics), ...expiredStats]) gone.add(st);
-  for (const f of await oldMetadataFiles(io, location, after)) gone.add(f);
+  for (const f of await oldMetadataFiles(io, location, table.metadataLocation, after)) gone.add(f);
 
   const unreached = [...gone.values()].filter((f) => !retained.files.has(f.path));
   const { inside, outside } = partitionByLocation(location, unreached);
@@ -177,19 +178,23 @@ export async function expireSnapshots(tableOrLocation: Table | string, options: 
 /**
  * With `write.metadata.delete-after-commit.enabled`, metadata files older than the metadata log
  * keeps (`write.metadata.previous-versions-max`) go, as Java's CatalogUtil.deleteRemovedMetadataFiles
- * does after each commit. Only `v<N>.metadata.json` below the oldest kept version is touched.
+ * does after each commit. Only files named as the current one is (`v<N>.metadata.json` in a folder
+ * table, `NNNNN-<uuid>.metadata.json` behind a catalog) below the oldest kept version are touched:
+ * a folder another catalog also writes to keeps that catalog's files.
  */
-async function oldMetadataFiles(io: FileIO, location: string, m: TableMetadata): Promise<ReachableFile[]> {
+async function oldMetadataFiles(io: FileIO, location: string, current: string, m: TableMetadata): Promise<ReachableFile[]> {
   if (property(m, DELETE_AFTER_COMMIT, 'false').toLowerCase() !== 'true') return [];
-  const keptVersions = m.metadataLog.map((e) => metadataVersionOf(baseName(e.metadataFile))).filter((v): v is number => v !== undefined);
+  const versionOf = metadataVersionOf(baseName(current)) !== undefined ? metadataVersionOf : catalogMetadataVersionOf;
+  if (versionOf(baseName(current)) === undefined) return [];
+  const keptVersions = m.metadataLog.map((e) => versionOf(baseName(e.metadataFile))).filter((v): v is number => v !== undefined);
   if (keptVersions.length === 0) return [];
   const oldest = Math.min(...keptVersions);
-  const kept = new Set(m.metadataLog.map((e) => fileKey(e.metadataFile)));
+  const kept = new Set([current, ...m.metadataLog.map((e) => e.metadataFile)].map(fileKey));
   const folder = metadataFolder(location);
   const out: ReachableFile[] = [];
   for await (const f of io.list(folder)) {
     if (f.path.length - baseName(f.path).length - 1 !== folder.length) continue;
-    const v = metadataVersionOf(baseName(f.path));
+    const v = versionOf(baseName(f.path));
     if (v !== undefined && v < oldest && !kept.has(fileKey(f.path))) out.push({ path: f.path, kind: 'metadata', size: f.size });
   }
   return out;

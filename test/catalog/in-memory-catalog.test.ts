@@ -4,6 +4,7 @@
  * an action re-run on every attempt: it re-validates each group against the metadata it is given
  * and re-reads metadata only, never data.
  */
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InMemoryCatalog, type InMemoryCatalogOptions } from '../../lib/catalog/in-memory-catalog.js';
@@ -210,6 +211,34 @@ describe('commits through an in-memory catalog', () => {
     expect(after.metadata.snapshots).toHaveLength(1);
     expect(after.metadata.snapshots[0].snapshotId).toBe(after.metadata.currentSnapshotId);
     expect(await liveIds(catalog)).toEqual([...SMALL_IDS, 41]);
+  });
+});
+
+describe('old metadata files behind a catalog', () => {
+  it('expiry with delete-after-commit removes NNNNN-<uuid> files below the kept log, never the v<N> files of the folder', async () => {
+    // Prepare: the folder table's own v<N> files, then catalog commits past previous-versions-max.
+    const { location, catalog } = await rewritten(2);
+    const folderFiles = readdirSync(join(location, 'metadata')).filter((f) => /^v\d+\.metadata\.json$/.test(f));
+    await commitTable(await openTable(catalog), () => ({
+      updates: [{ action: 'set-properties', updates: { 'write.metadata.delete-after-commit.enabled': 'true', 'write.metadata.previous-versions-max': '2' } }],
+      requirements: [],
+    }));
+    for (let i = 0; i < 4; i++) await appendRows(await openTable(catalog), rowsOf([41 + i]));
+    const catalogFiles = (): string[] => readdirSync(join(location, 'metadata')).filter((f) => /^\d{5}-[0-9a-f-]{36}\.metadata\.json$/.test(f)).sort();
+    const before = catalogFiles();
+
+    // Act
+    const table = await openTable(catalog);
+    const r = await expireSnapshots(table, { retainLast: 100, olderThanMs: 0, nowMs: Date.now() + 1000 });
+
+    // Assess: what the log and the pointer name stays, the older catalog files went, the folder's stayed.
+    const after = await openTable(catalog);
+    const named = new Set([after.metadataLocation, ...after.metadata.metadataLog.map((e) => e.metadataFile)].map((p) => p.slice(p.lastIndexOf('/') + 1)));
+    expect(before.length).toBeGreaterThan(named.size);
+    expect(catalogFiles()).toEqual(before.filter((f) => named.has(f)));
+    expect(r.files.filter((f) => f.kind === 'metadata')).toHaveLength(before.length - catalogFiles().length);
+    expect(readdirSync(join(location, 'metadata')).filter((f) => folderFiles.includes(f))).toEqual(folderFiles);
+    expect(await liveIds(catalog)).toEqual([...SMALL_IDS, 41, 42, 43, 44]);
   });
 });
 
