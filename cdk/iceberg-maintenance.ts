@@ -897,9 +897,31 @@ export class IcebergMaintenance extends Construct {
       task.addRetry({ errors: [CommitConflictError.name], interval: Duration.seconds(10), backoffRate: 2, maxAttempts: 3, jitterStrategy: sfn.JitterType.FULL });
       return task;
     };
-    const perTable = new sfn.Map(this, 'Each table', { itemsPath: '$.tables', maxConcurrency: concurrency, resultPath: sfn.JsonPath.DISCARD });
-    perTable.itemProcessor(step('Expire', this.expireFunction).next(step('Orphans', this.orphansFunction)));
-    return perTable.next(new sfn.Succeed(this, 'Retained'));
+    // One table failing does not stop the others: its error is kept, and the execution fails
+    // once every table has run, naming the tables that failed (an alarm on failed executions sees it).
+    // The table and the error's name; its message and trace stay in the execution's history (the task's failure).
+    const tableFailed = new sfn.Pass(this, 'Table failed', { parameters: { 'failed.$': '$.table', 'error.$': '$.error.Error' } });
+    const expire = step('Expire', this.expireFunction);
+    const orphans = step('Orphans', this.orphansFunction);
+    for (const task of [expire, orphans]) task.addCatch(tableFailed, { errors: [sfn.Errors.ALL], resultPath: '$.error' });
+    const tableDone = new sfn.Pass(this, 'Table done', { result: sfn.Result.fromObject({}) });
+    const perTable = new sfn.Map(this, 'Each table', {
+      itemsPath: '$.tables',
+      maxConcurrency: concurrency,
+      resultSelector: { 'failures.$': '$[?(@.failed)]' },
+      resultPath: '$.outcome',
+    });
+    perTable.itemProcessor(expire.next(orphans).next(tableDone));
+    const anyFailed = new sfn.Choice(this, 'Any table failed?')
+      .when(
+        sfn.Condition.isPresent('$.outcome.failures[0]'),
+        // The cause as a string first: a Fail state's CausePath must name one.
+        new sfn.Pass(this, 'Name failed tables', {
+          parameters: { cause: sfn.JsonPath.jsonToString(sfn.JsonPath.objectAt('$.outcome.failures')) },
+        }).next(new sfn.Fail(this, 'Retention failed', { error: 'RetentionFailed', causePath: '$.cause' })),
+      )
+      .otherwise(new sfn.Succeed(this, 'Retained'));
+    return perTable.next(anyFailed);
   }
 }
 

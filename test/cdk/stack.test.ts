@@ -193,13 +193,24 @@ describe('IcebergMaintenance template', () => {
     }
   });
 
-  it('runs Expire then Orphans for each table of the retention state machine, retrying transient errors', () => {
+  it('runs Expire then Orphans for each table of the retention state machine, retrying transient errors; a failed table is caught and fails the execution at the end', () => {
     const d = definition('retention');
     expect(d.StartAt).toBe('Each table');
-    expect(d.States['Each table']).toMatchObject({ Type: 'Map', ItemsPath: '$.tables', MaxConcurrency: 2, ResultPath: null, Next: 'Retained' });
+    expect(d.States['Each table']).toMatchObject({
+      Type: 'Map', ItemsPath: '$.tables', MaxConcurrency: 2, ResultSelector: { 'failures.$': '$[?(@.failed)]' }, ResultPath: '$.outcome', Next: 'Any table failed?',
+    });
+    expect(d.States['Any table failed?']).toMatchObject({
+      Type: 'Choice', Choices: [{ Variable: '$.outcome.failures[0]', IsPresent: true, Next: 'Name failed tables' }], Default: 'Retained',
+    });
+    expect(d.States['Name failed tables']).toMatchObject({ Type: 'Pass', Parameters: { 'cause.$': 'States.JsonToString($.outcome.failures)' }, Next: 'Retention failed' });
+    expect(d.States['Retention failed']).toEqual({ Type: 'Fail', Error: 'RetentionFailed', CausePath: '$.cause' });
     const inner = (d.States['Each table'].ItemProcessor as unknown as Definition).States;
     expect(inner.Expire).toMatchObject({ Type: 'Task', Next: 'Orphans', ResultPath: '$.expire' });
-    expect(inner.Orphans).toMatchObject({ Type: 'Task', End: true, ResultPath: '$.orphans' });
+    expect(inner.Orphans).toMatchObject({ Type: 'Task', Next: 'Table done', ResultPath: '$.orphans' });
+    for (const task of [inner.Expire, inner.Orphans]) {
+      expect(task.Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'Table failed' }]);
+    }
+    expect(inner['Table failed']).toEqual({ Type: 'Pass', Parameters: { 'failed.$': '$.table', 'error.$': '$.error.Error' }, End: true });
     expect(flatten((inner.Expire.Parameters as Record<string, Json>).FunctionName)).toBe(`<${functionOf('expire')[0]}.Arn>`);
     expect(flatten((inner.Orphans.Parameters as Record<string, Json>).FunctionName)).toBe(`<${functionOf('orphans')[0]}.Arn>`);
     for (const task of [inner.Expire, inner.Orphans]) {

@@ -29,8 +29,10 @@ const INLINE_TEST_BUDGET = 24 * 1024;
 
 let s3: S3FileIO;
 let tableBucket: string;
-/** The one table the stack is configured with: the retention schedule names it. */
+/** The tables the stack is configured with: the retention schedule names them. */
 let retainedLocation: string;
+/** A configured table that does not exist: its retention fails, the other table's still runs. */
+let missingLocation: string;
 let interposer: S3Interposer;
 let stack: PackiceStack;
 let deployment: LocalDeployment;
@@ -42,12 +44,16 @@ beforeAll(async () => {
   tableBucket = await freshBucket();
   interposer = await startS3Interposer(endpoint);
   retainedLocation = `s3://${tableBucket}/warehouse/db/retained`;
+  missingLocation = `s3://${tableBucket}/warehouse/db/missing`;
   const app = new App({ outdir: tempDir('packice-sfn-') });
   // Compaction runs on any location its input names; retention on the configured tables.
   // Plans above 24 KiB go through the Distributed Map: the wide table's do, the small tables' do not.
   stack = new PackiceStack(app, 'Packice', {
     maintenance: {
-      tables: [{ location: retainedLocation, retention: { maxSnapshotAge: Duration.days(1), horizons: [Duration.days(3)] } }],
+      tables: [
+        { location: missingLocation, retention: { maxSnapshotAge: Duration.days(1) } },
+        { location: retainedLocation, retention: { maxSnapshotAge: Duration.days(1), horizons: [Duration.days(3)] } },
+      ],
       inlinePlanBudgetBytes: INLINE_TEST_BUDGET,
     },
   });
@@ -264,7 +270,7 @@ describe('the synthesized retention state machine, started as its schedule start
   const RETAINED: readonly SnapshotName[] = ['s10', 's9', 's8', 's2', 'dev'];
   const EXPIRED: readonly SnapshotName[] = ['s1', 's3', 's4', 's5', 's6', 's7'];
 
-  it('expires what the table\'s retention drops, deletes the files only those snapshots reached, then runs orphan removal', async () => {
+  it('expires what the table\'s retention drops, deletes the files only those snapshots reached, then runs orphan removal; a table that fails does not stop it, and fails the execution at the end', async () => {
     // Prepare: ten days of history (test/support/retention-table.ts), and a stray file in the table.
     const otherBucket = await freshBucket();
     const outside = [`s3://${otherBucket}/warehouse/db/retained/data/out-1.parquet`, `s3://${tableBucket}/warehouse/db/out-2.parquet`];
@@ -278,16 +284,24 @@ describe('the synthesized retention state machine, started as its schedule start
     // Act
     const execution = await retention.run(schedule.input);
 
-    // Assess: the schedule starts the retention state machine for the configured table.
+    // Assess: the schedule starts the retention state machine for the configured tables; the missing
+    // one fails its Expire, the other runs to the end, and the execution fails naming the missing one.
     expect(retention.logicalId).toBe(deployment.logicalId(stack.maintenance.retentionStateMachine));
-    expect(schedule.input).toMatchObject({ tables: [{ table: { location: retainedLocation } }] });
-    expect(execution).toMatchObject({ status: 'SUCCEEDED' });
-    expect(statesEntered(execution)).toEqual(['Each table', 'Expire', 'Orphans', 'Retained']);
+    expect(schedule.input).toMatchObject({ tables: [{ table: { location: missingLocation } }, { table: { location: retainedLocation } }] });
+    expect(execution, execution.cause).toMatchObject({ status: 'FAILED', error: 'RetentionFailed' });
+    const failures = JSON.parse(execution.cause ?? '[]') as Array<{ failed: { location: string }; error: string }>;
+    expect(failures).toHaveLength(1);
+    expect(failures[0].failed.location).toBe(missingLocation);
+    expect(failures[0].error).toBe('NotFoundError');
+    expect([...statesEntered(execution)].sort()).toEqual(
+      ['Each table', 'Expire', 'Expire', 'Orphans', 'Table done', 'Table failed', 'Any table failed?', 'Name failed tables', 'Retention failed'].sort(),
+    );
     const t = await loadTable(retainedLocation, { io: s3 });
     const kept = new Set(t.metadata.snapshots.map((s) => s.snapshotId));
     for (const name of RETAINED) expect(kept.has(rt.ids[name]), `${name} retained`).toBe(true);
     for (const name of EXPIRED) expect(kept.has(rt.ids[name]), `${name} expired`).toBe(false);
-    const [expired] = invocationsOf(execution, 'Expire');
+    const [missing, expired] = invocationsOf(execution, 'Expire').sort((a, b) => Number(a.error === undefined) - Number(b.error === undefined));
+    expect(missing.error?.message).toContain(missingLocation);
     expect((expired.result as unknown as ExpireSummary).expiredSnapshots).toBe(snapshotsBefore - kept.size);
     // Cleaned: the data files only expired snapshots reached are gone; what retained ones reach, and files outside the table, stay.
     for (const p of rt.files.f) expect(await s3.exists(p), p).toBe(false);
