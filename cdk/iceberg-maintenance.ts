@@ -273,6 +273,14 @@ export const WASM_FILES: readonly { readonly module: string; readonly fileName: 
 /** The steps whose bundles carry the wasm files. */
 export const WASM_STEPS: readonly Step[] = ['rewrite', 'commit'];
 
+/**
+ * The rewrite function's exec wrapper (cdk/node-flags.sh, AWS_LAMBDA_EXEC_WRAPPER): beside
+ * index.js in its bundle, executable, it starts node with V8 flags NODE_OPTIONS cannot carry.
+ */
+export const EXEC_WRAPPER = { step: 'rewrite' as Step, source: 'cdk/node-flags.sh', fileName: 'node-flags.sh' } as const;
+/** Where Lambda finds a function's bundle. */
+const LAMBDA_TASK_ROOT = '/var/task';
+
 const S3_LOCATION = /^s3[an]?:\/\/([^/]+)(?:\/(.*))?$/i;
 // Bucket naming rules (general purpose buckets); dots allowed, no uppercase.
 const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
@@ -550,6 +558,11 @@ export class IcebergMaintenance extends Construct {
     // Sort rewrites spill sorted runs to /tmp (lib/compaction/external-sort.ts).
     this.rewriteFunction = fn('RewriteFunction', 'rewrite', {
       memorySize: rewriteMemorySize,
+      environment: {
+        NODE_OPTIONS: '--enable-source-maps',
+        POWERTOOLS_SERVICE_NAME: REPORT_METRICS.service,
+        AWS_LAMBDA_EXEC_WRAPPER: `${LAMBDA_TASK_ROOT}/${EXEC_WRAPPER.fileName}`,
+      },
       ephemeralStorageSize: Size.gibibytes(4),
       ...(props.rewriteReservedConcurrency !== undefined ? { reservedConcurrentExecutions: props.rewriteReservedConcurrency } : {}),
     });
@@ -940,7 +953,7 @@ function maintenanceFunction(scope: Construct, id: string, step: Step, options: 
       handler: 'handler',
       projectRoot: PACKAGE_ROOT,
       depsLockFilePath: join(PACKAGE_ROOT, 'package-lock.json'),
-      bundling: bundlingOptions(WASM_STEPS.includes(step) ? WASM_FILES : [], WORKER_BUNDLES.filter((w) => w.step === step)),
+      bundling: bundlingOptions(WASM_STEPS.includes(step) ? WASM_FILES : [], WORKER_BUNDLES.filter((w) => w.step === step), step === EXEC_WRAPPER.step),
     });
   }
   const bundle = join(PACKAGE_ROOT, 'dist', 'bundles', step);
@@ -999,7 +1012,7 @@ export const ESBUILD_OPTIONS = {
 } as const;
 
 /** esbuild, locally (never Docker), CommonJS with the `.wasm` files it reads copied beside `index.js`. */
-function bundlingOptions(wasmFiles: typeof WASM_FILES, workers: typeof WORKER_BUNDLES = []): BundlingOptions {
+function bundlingOptions(wasmFiles: typeof WASM_FILES, workers: typeof WORKER_BUNDLES = [], execWrapper = false): BundlingOptions {
   const wasm = wasmFiles.map((w) => ({ from: relative(PACKAGE_ROOT, requireHere.resolve(w.module)), to: w.fileName }));
   return {
     format: OutputFormat.CJS,
@@ -1018,6 +1031,9 @@ function bundlingOptions(wasmFiles: typeof WASM_FILES, workers: typeof WORKER_BU
       beforeInstall: () => [],
       afterBundling: (inputDir: string, outputDir: string) => [
         ...wasm.map((w) => `cp ${shellQuote(join(inputDir, w.from))} ${shellQuote(join(outputDir, w.to))}`),
+        ...(execWrapper
+          ? [`cp ${shellQuote(join(inputDir, EXEC_WRAPPER.source))} ${shellQuote(join(outputDir, EXEC_WRAPPER.fileName))}`, `chmod 755 ${shellQuote(join(outputDir, EXEC_WRAPPER.fileName))}`]
+          : []),
         ...LAZY_MODULES.map((m) =>
           [
             shellQuote(join(inputDir, 'node_modules', '.bin', 'esbuild')),

@@ -6,14 +6,14 @@
  * table in moto S3, which proves the `.wasm` files landed beside it and nothing is missing from it.
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { App, Duration, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { IcebergMaintenance, LAZY_MODULES, lazyModuleFile, STEPS, WASM_FILES, WASM_STEPS, WORKER_BUNDLES, type Step } from '../../cdk/iceberg-maintenance.js';
+import { EXEC_WRAPPER, IcebergMaintenance, LAZY_MODULES, lazyModuleFile, STEPS, WASM_FILES, WASM_STEPS, WORKER_BUNDLES, type Step } from '../../cdk/iceberg-maintenance.js';
 import { EXAMPLE_TABLE_LOCATIONS, PackiceStack, tableLocationsFromContext } from '../../cdk/packice-stack.js';
 import { randomUUID } from 'node:crypto';
 import { CreateStateMachineCommand, DescribeExecutionCommand, ListExecutionsCommand, SFNClient } from '@aws-sdk/client-sfn';
@@ -439,12 +439,15 @@ describe('bundles from the cloud assembly, each copied alone into an empty folde
     readonly wasmReads: { readonly atImport: string[]; readonly afterEvents: string[][] };
     /** The lazy modules (node_modules beside index.js) the process loaded, by path under the function's folder. */
     readonly lazyLoaded: string[];
+    /** The node flags the process ran with: the exec wrapper's, for the function that has one. */
+    readonly execArgv: string[];
     readonly stdout: string;
   }
 
   /**
    * Copies the bundle alone into an empty folder and runs its handler on `events`, one after
-   * another, in a fresh `node` with a bare environment: no loader, no node_modules in reach.
+   * another, in a fresh `node` with a bare environment: no loader, no node_modules in reach. The
+   * function with an exec wrapper is started through it, as Lambda does (AWS_LAMBDA_EXEC_WRAPPER).
    */
   function invoke<T>(step: Step, events: unknown[], s3Endpoint?: string, env: Record<string, string> = {}): Invocation<T> {
     const dir = join(tempDir(`packice-bundle-${step}-`), 'function');
@@ -473,9 +476,12 @@ describe('bundles from the cloud assembly, each copied alone into an empty folde
           afterEvents.push([...wasmReads]);
         }
         const lazyLoaded = Object.keys(require.cache).filter((k) => k.includes('/node_modules/')).map((k) => k.slice(k.indexOf('node_modules/')));
-        fs.writeFileSync(process.argv[1], JSON.stringify({ results, wasmReads: { atImport, afterEvents }, lazyLoaded }));
+        fs.writeFileSync(process.argv[1], JSON.stringify({ results, wasmReads: { atImport, afterEvents }, lazyLoaded, execArgv: process.execArgv }));
       })();`;
-    const run = spawnSync(process.execPath, ['-e', script, resultFile], {
+    const command: [string, string[]] = step === EXEC_WRAPPER.step
+      ? [join(dir, EXEC_WRAPPER.fileName), [process.execPath, '-e', script, resultFile]]
+      : [process.execPath, ['-e', script, resultFile]];
+    const run = spawnSync(...command, {
       cwd: dir,
       input: JSON.stringify(events),
       encoding: 'utf8',
@@ -501,7 +507,15 @@ describe('bundles from the cloud assembly, each copied alone into an empty folde
       const readsWasm = WASM_STEPS.includes(step);
       const wasm = readsWasm ? ['index.wasm', 'parquet_wasm_bg.wasm'] : [];
       const workers = WORKER_BUNDLES.filter((w) => w.step === step).map((w) => w.fileName);
-      expect(readdirSync(dir).sort()).toEqual(['index.js', 'index.js.map', ...wasm, ...workers, 'node_modules'].sort());
+      const wrapper = step === EXEC_WRAPPER.step ? [EXEC_WRAPPER.fileName] : [];
+      expect(readdirSync(dir).sort()).toEqual(['index.js', 'index.js.map', ...wasm, ...workers, ...wrapper, 'node_modules'].sort());
+      for (const w of wrapper) {
+        expect(readFileSync(join(dir, w)).equals(readFileSync(join(REPO_ROOT, EXEC_WRAPPER.source)))).toBe(true);
+        // Lambda runs it as a program: the zip keeps the file's mode.
+        expect(statSync(join(dir, w)).mode & 0o111).toBe(0o111);
+        const env = functionOf(step)[1].Properties.Environment as { Variables: Record<string, string> };
+        expect(env.Variables.AWS_LAMBDA_EXEC_WRAPPER).toBe(`/var/task/${w}`);
+      }
       expect(readdirSync(join(dir, 'node_modules'), { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => relative(dir, join(e.parentPath, e.name))).sort()).toEqual(
         LAZY_MODULES.map(lazyModuleFile).sort(),
       );
@@ -607,6 +621,9 @@ describe('bundles from the cloud assembly, each copied alone into an empty folde
     // A folder table loads no catalog SDK.
     for (const step of [triggered, planned, rewritten, committed, reported, expired, orphans]) expect(step.lazyLoaded).toEqual([]);
     expect(rewritten.wasmReads.atImport).toEqual([]);
+    // Started through its exec wrapper, with the V8 flag NODE_OPTIONS cannot carry; the others without.
+    expect(rewritten.execArgv).toContain('--initial-old-space-size=128');
+    for (const step of [triggered, planned, committed]) expect(step.execArgv).not.toContain('--initial-old-space-size=128');
     const [first, second] = rewritten.wasmReads.afterEvents;
     expect(first).toContain('parquet_wasm_bg.wasm');
     expect(new Set(first).size).toBe(first.length);
