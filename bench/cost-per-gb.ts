@@ -7,6 +7,8 @@
  * - copy:    40 files × 300,000 rows (~3.9 MB, one row group each), no deletes: column-chunk copy;
  * - deletes: the same 40 files with a position delete file on each (one row in 1,000 deleted): decoded.
  *
+ * packice's children (BASE's too) start with the rewrite Lambda's V8 flags (cdk/node-flags.sh, its exec
+ * wrapper; bench/report.ts lambdaNodeFlags), as the function runs; LAMBDA_FLAGS=0 leaves them out.
  * The child counts every S3 request its FileIO's client sends during `rewriteGroup` (lib/io/s3-requests.ts:
  * attempts by command, with their bytes) and its CPU time. The cost per GB then prices the GETs and PUTs
  * counted, Step Functions transitions per group, and Lambda duration two ways: CPU time only, and
@@ -45,7 +47,7 @@ import { buildDataTable } from './compaction-tables.js';
 import {
   costRows, measuredCostPerGb, putsPerGb, S3_LINK, s3TablesPerGb, s3WaitSeconds, type LambdaCost, type RequestTrace, type RewritePath,
 } from './lambda-cost.js';
-import { loadAverage, machine, median, nodeChildArgs, REPO_ROOT, type PhaseResult } from './report.js';
+import { lambdaNodeFlags, loadAverage, machine, median, nodeChildArgs, REPO_ROOT, type PhaseResult } from './report.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
 const CACHE = join(REPO_ROOT, '.cache', 'bench');
@@ -189,7 +191,7 @@ async function main(): Promise<void> {
         // Interleaved: this checkout first in even rounds, the base first in odd ones.
         for (const [key, script] of k % 2 === 0 ? scripts : [...scripts].reverse()) {
           const load = loadAverage();
-          const [cmd, args] = nodeChildArgs(script, ['--phase', `s3://${bucket}/${w.name}`, moto.endpoint]);
+          const [cmd, args] = nodeChildArgs(script, ['--phase', `s3://${bucket}/${w.name}`, moto.endpoint], lambdaNodeFlags());
           // Not spawnSync: this process must keep draining moto's output while the child runs.
           const child = await execFileAsync(cmd, args, { cwd: REPO_ROOT, maxBuffer: 256 * 2 ** 20 }).catch((e: unknown) => {
             throw new Error(`${key} rewrite failed: ${String(e)}`);

@@ -66,9 +66,20 @@ export function runChild<T = PhaseResult>(command: string, args: readonly string
   }
 }
 
-/** This same script again in a fresh Node process (tsx loader included). */
-export function nodeChildArgs(script: string, args: readonly string[]): [string, string[]] {
-  return [process.execPath, [...process.execArgv, script, ...args]];
+/** This same script again in a fresh Node process (tsx loader included), with `flags` before it. */
+export function nodeChildArgs(script: string, args: readonly string[], flags: readonly string[] = []): [string, string[]] {
+  return [process.execPath, [...flags, ...process.execArgv, script, ...args]];
+}
+
+/**
+ * The V8 flags the rewrite Lambda's exec wrapper (cdk/node-flags.sh) starts node with: children
+ * that rewrite run with them, as the function does. `LAMBDA_FLAGS=0` leaves them out.
+ */
+export function lambdaNodeFlags(): string[] {
+  if (process.env.LAMBDA_FLAGS === '0') return [];
+  const script = readFileSync(join(REPO_ROOT, 'cdk', 'node-flags.sh'), 'utf8');
+  const exec = script.split('\n').find((l) => l.startsWith('exec '));
+  return exec?.match(/--[\w-]+=\S+/g) ?? [];
 }
 
 function firstLine(command: string, args: readonly string[]): string | null {

@@ -21,7 +21,9 @@
  * per run. packice and pyarrow rewrite twice in their process: the first rewrite ("cold": for
  * packice tsx's transpiling, module loading, the wasm compile and JIT warm-up; pyarrow's imports
  * are before its timer) is the headline figure, the second ("warm": what a warm Lambda container
- * pays per group) is reported beside it. Spark's call is timed warm only. With BASE=<another
+ * pays per group) is reported beside it. Spark's call is timed warm only.
+ * packice's children (BASE's too) start with the rewrite Lambda's V8 flags (cdk/node-flags.sh, its exec
+ * wrapper; bench/report.ts lambdaNodeFlags), as the function runs; LAMBDA_FLAGS=0 leaves them out. With BASE=<another
  * checkout> its rewrite runs too in each round (before/after figures). Prints JSON and Markdown; changes nothing.
  */
 import { spawnSync } from 'node:child_process';
@@ -35,7 +37,7 @@ import { DEFAULT_ZSTD_LEVEL, zstdCodec } from '../lib/parquet/compression-codec.
 import { planCompaction } from '../lib/compaction/planner.js';
 import { costRows, lambdaCostPerGb, s3TablesPerGb, TRANSITIONS_PER_GB } from './lambda-cost.js';
 import {
-  ensurePython, ensureSparkClasspath, median, nodeChildArgs, REPO_ROOT, runChild, SPARK_CLASSPATH, SPARK_JVM_OPTIONS, type PhaseResult,
+  ensurePython, ensureSparkClasspath, lambdaNodeFlags, median, nodeChildArgs, REPO_ROOT, runChild, SPARK_CLASSPATH, SPARK_JVM_OPTIONS, type PhaseResult,
 } from './report.js';
 
 const demo = process.argv[2] === 'demo';
@@ -112,12 +114,12 @@ let sparkInfo: PhaseResult['info'];
 try {
   for (let k = 0; k < rounds; k++) {
     let l = load();
-    const [cmd, args] = nodeChildArgs(COMPACTION, ['--phase', phase, location, String(RUNS), String(THREADS)]);
+    const [cmd, args] = nodeChildArgs(COMPACTION, ['--phase', phase, location, String(RUNS), String(THREADS)], lambdaNodeFlags());
     ours.push(run(runChild(cmd, args, `packice ${phase}`), l));
     console.error(`round ${k + 1}: packice ${ours[k].cpuS.toFixed(2)} CPU-s cold, ${ours[k].warmCpuS?.toFixed(2) ?? '-'} warm (load ${l})`);
     if (base) {
       l = load();
-      const [c, a] = nodeChildArgs(join(base, 'bench', 'compaction.ts'), ['--phase', phase, location, String(RUNS), String(THREADS)]);
+      const [c, a] = nodeChildArgs(join(base, 'bench', 'compaction.ts'), ['--phase', phase, location, String(RUNS), String(THREADS)], lambdaNodeFlags());
       before.push(run(runChild(c, a, `base ${phase}`), l));
       console.error(`round ${k + 1}: base ${before[k].cpuS.toFixed(2)} CPU-s cold, ${before[k].warmCpuS?.toFixed(2) ?? '-'} warm (load ${l})`);
     }
