@@ -1,4 +1,4 @@
-import { ListMultipartUploadsCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListMultipartUploadsCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AlreadyExistsError,
@@ -275,5 +275,62 @@ describe('multipart part size and request counts', () => {
       else process.env.PACKICE_S3_PART_SIZE_MIB = saved;
       s3.client.destroy();
     }
+  });
+});
+
+describe('integrity checks on the wire', () => {
+  /** The headers each command is sent with, signed; no request leaves the process. */
+  async function sentHeaders(endpoint: string | undefined, send: (io: S3FileIO) => Promise<unknown>): Promise<Map<string, Record<string, string>>> {
+    // No endpoint means AWS: the environment's endpoint must not stand in for it.
+    const names = ['AWS_ENDPOINT_URL_S3', 'AWS_ENDPOINT_URL'] as const;
+    const saved = names.map((n) => process.env[n]);
+    for (const n of names) delete process.env[n];
+    const s3 = new S3FileIO({ endpoint, partSize: 5 * MIB, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+    names.forEach((n, i) => {
+      if (saved[i] !== undefined) process.env[n] = saved[i];
+    });
+    const sent = new Map<string, Record<string, string>>();
+    // Outermost in the deserialize step: after signing, before anything is sent; answers every command itself.
+    s3.client.middlewareStack.add(
+      (_next, context) => async (args) => {
+        sent.set(context.commandName ?? '', { ...(args.request as { headers: Record<string, string> }).headers });
+        const output = context.commandName === 'CreateMultipartUploadCommand' ? { UploadId: 'u' } : { ETag: '"e"' };
+        return { output: { $metadata: {}, ...output }, response: {} } as never;
+      },
+      { step: 'deserialize', priority: 'high', name: 'capture' },
+    );
+    try {
+      await send(s3);
+    } finally {
+      s3.client.destroy();
+    }
+    return sent;
+  }
+  const sha256Hex = /^[0-9a-f]{64}$/;
+  async function* sixMiB(): AsyncIterable<Uint8Array> {
+    yield new Uint8Array(6 * MIB).fill(1);
+  }
+
+  it('sends file bodies as UNSIGNED-PAYLOAD over TLS, with no CRC32; over plain http their SHA-256 is signed', async () => {
+    for (const endpoint of [undefined, 'https://s3.example.test']) {
+      const sent = await sentHeaders(endpoint, async (s3) => {
+        await s3.write('s3://b/k/small.bin', bytes('abc'));
+        await s3.write('s3://b/k/big.bin', sixMiB());
+      });
+      for (const command of ['PutObjectCommand', 'UploadPartCommand']) {
+        expect(sent.get(command)?.['x-amz-content-sha256'], `${endpoint ?? 'AWS'} ${command}`).toBe('UNSIGNED-PAYLOAD');
+      }
+      for (const headers of sent.values()) expect(Object.keys(headers).filter((h) => h.startsWith('x-amz-checksum'))).toEqual([]);
+      // Other bodies (the multipart's completion) stay signed.
+      expect(sent.get('CompleteMultipartUploadCommand')?.['x-amz-content-sha256']).toMatch(sha256Hex);
+    }
+    const sent = await sentHeaders('http://127.0.0.1:1', (s3) => s3.write('s3://b/k/small.bin', bytes('abc')));
+    expect(sent.get('PutObjectCommand')?.['x-amz-content-sha256']).toMatch(sha256Hex);
+    expect(Object.keys(sent.get('PutObjectCommand') ?? {}).filter((h) => h.startsWith('x-amz-checksum'))).toEqual([]);
+  });
+
+  it('does not ask S3 for checksums to validate on GETs', async () => {
+    const sent = await sentHeaders(undefined, (s3) => s3.client.send(new GetObjectCommand({ Bucket: 'b', Key: 'k' })));
+    expect(sent.get('GetObjectCommand')?.['x-amz-checksum-mode']).toBeUndefined();
   });
 });
