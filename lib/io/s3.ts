@@ -76,13 +76,14 @@ const FILE_BODY_COMMANDS = new Set(['PutObjectCommand', 'UploadPartCommand']);
 
 /**
  * A client for `options`. Integrity of what goes through it (docs/architecture.md, "S3 integrity
- * checks"): flexible checksums only where S3 requires them (DeleteObjects), everywhere — on AWS the SDK
- * otherwise computes a CRC32 of every PUT and part body and checks whole-object GETs of single-part
- * objects, ~0.3 CPU-s per GB uploaded, while what it would catch on a data file our proof catches
- * (every output re-read and hashed before commit), and many S3-compatible servers reject the
- * checksums anyway. Over TLS (AWS, or an https endpoint) PUT and part bodies are not hashed for SigV4
- * either (UNSIGNED-PAYLOAD, ~0.6 CPU-s per GB uploaded): TLS authenticates every byte in transit. Over
- * plain http the SigV4 payload hash stays: it is then the only check S3 makes of the bytes received.
+ * checks"): GETs are not validated by the SDK (every output is re-read and hashed by our proof
+ * before commit, and inputs by the reader's own checks). On AWS PUT and part bodies keep the SDK's
+ * CRC32 (a bucket with a default Object Lock retention refuses PUTs without a checksum, and other
+ * engines' SDKs check whole-object GETs against it); another endpoint gets checksums only where S3
+ * requires them, since many S3-compatible servers reject them. Over TLS (AWS, or an https endpoint)
+ * PUT and part bodies are not hashed for SigV4 (UNSIGNED-PAYLOAD, ~0.6 CPU-s per GB uploaded): TLS
+ * authenticates every byte in transit. Over plain http the SigV4 payload hash stays: it is then the
+ * only check S3 makes of the bytes received.
  */
 export function createS3Client(options: Omit<S3FileIOOptions, 'client' | 'partSize' | 'queueSize'> = {}): S3Client {
   const endpoint = options.endpoint || defaultS3Endpoint();
@@ -92,7 +93,7 @@ export function createS3Client(options: Omit<S3FileIOOptions, 'client' | 'partSi
     forcePathStyle: options.forcePathStyle ?? endpoint !== undefined,
     // On AWS a bucket in another region answers with a redirect; follow it.
     followRegionRedirects: endpoint === undefined,
-    requestChecksumCalculation: 'WHEN_REQUIRED',
+    requestChecksumCalculation: endpoint === undefined ? 'WHEN_SUPPORTED' : 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
     credentials: options.credentials,
   });

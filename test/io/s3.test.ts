@@ -311,8 +311,17 @@ describe('integrity checks on the wire', () => {
     yield new Uint8Array(6 * MIB).fill(1);
   }
 
-  it('sends file bodies as UNSIGNED-PAYLOAD over TLS, with no CRC32; over plain http their SHA-256 is signed', async () => {
-    for (const endpoint of [undefined, 'https://s3.example.test']) {
+  it('sends file bodies as UNSIGNED-PAYLOAD over TLS, with the SDK\'s CRC32 on AWS only; over plain http their SHA-256 is signed', async () => {
+    const aws = await sentHeaders(undefined, async (s3) => {
+      await s3.write('s3://b/k/small.bin', bytes('abc'));
+      await s3.write('s3://b/k/big.bin', sixMiB());
+    });
+    for (const command of ['PutObjectCommand', 'UploadPartCommand']) {
+      expect(aws.get(command)?.['x-amz-content-sha256'], `AWS ${command}`).toBe('UNSIGNED-PAYLOAD');
+      // Kept on AWS: Object Lock buckets refuse PUTs without one.
+      expect(aws.get(command)?.['x-amz-checksum-crc32'], `AWS ${command}`).toMatch(/^[A-Za-z0-9+/]{6}==$/);
+    }
+    for (const endpoint of ['https://s3.example.test']) {
       const sent = await sentHeaders(endpoint, async (s3) => {
         await s3.write('s3://b/k/small.bin', bytes('abc'));
         await s3.write('s3://b/k/big.bin', sixMiB());
