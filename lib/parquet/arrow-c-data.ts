@@ -12,6 +12,7 @@
  *   ArrowArray: length 0, null_count 8, offset 16, n_buffers 24, n_children 32, buffers 40, children 44, dictionary 48
  */
 import * as arrow from 'apache-arrow';
+import { recordBatch } from './batches.js';
 
 type AnyData = arrow.Data<arrow.DataType>;
 
@@ -253,5 +254,5 @@ export function importBatch(memory: WasmMemory, arrayPtr: number, schema: arrow.
   const layout = layoutOf(m, arrayPtr, type);
   m.reserve(layout.bytes);
   const data = importArray(m, layout, type) as arrow.Data<arrow.Struct>;
-  return new arrow.RecordBatch(schema, data);
+  return recordBatch(schema, data);
 }

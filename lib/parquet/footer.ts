@@ -6,9 +6,7 @@
 import { InvalidFileError } from '../errors.js';
 import type { InputFile } from '../io/file-io.js';
 import type { ReadAheadRange } from '../io/read-ahead.js';
-import {
-  readThriftStruct, readTypedStruct, ThriftReader, ThriftType, untypedStruct, type ThriftStruct, type ThriftValue, type TypedField,
-} from './thrift.js';
+import { readTypedStruct, ThriftReader, ThriftType, typedItems, type TypedField, type TypedValue } from './thrift.js';
 
 export const PARQUET_MAGIC = 'PAR1';
 /** The magic as bytes, at both ends of a file. */
@@ -95,7 +93,10 @@ export const Codec = { UNCOMPRESSED: 0, SNAPPY: 1, GZIP: 2, LZO: 3, BROTLI: 4, L
 
 const utf8 = new TextDecoder('utf-8');
 
-function num(v: ThriftValue | undefined, what: string): number {
+// The decoders below read the typed form (thrift.ts TypedField[]) that rebuilt footers are edited
+// from: a footer is parsed once, into one form.
+
+function num(v: TypedValue | undefined, what: string): number {
   if (typeof v === 'number') return v;
   if (typeof v === 'bigint') {
     if (v > BigInt(Number.MAX_SAFE_INTEGER) || v < BigInt(Number.MIN_SAFE_INTEGER)) {
@@ -106,49 +107,51 @@ function num(v: ThriftValue | undefined, what: string): number {
   throw new InvalidFileError(`${what} is missing or not a number`);
 }
 
-function optNum(v: ThriftValue | undefined, what: string): number | undefined {
+function optNum(v: TypedValue | undefined, what: string): number | undefined {
   return v === undefined ? undefined : num(v, what);
 }
 
-function str(v: ThriftValue | undefined, what: string): string {
+function str(v: TypedValue | undefined, what: string): string {
   if (v instanceof Uint8Array) return utf8.decode(v);
   throw new InvalidFileError(`${what} is missing or not a string`);
 }
 
-function struct(v: ThriftValue | undefined): ThriftStruct | undefined {
-  return v !== undefined && typeof v === 'object' && !(v instanceof Uint8Array) && !Array.isArray(v) && !(v instanceof Map)
-    ? v
-    : undefined;
+type Struct = readonly TypedField[];
+
+function struct(v: TypedValue | undefined): Struct | undefined {
+  return Array.isArray(v) ? v : undefined;
 }
 
-function list(v: ThriftValue | undefined): ThriftValue[] {
-  return Array.isArray(v) ? v : [];
+/** Field `id` of a struct; the last one when it repeats. */
+function get(s: Struct, id: number): TypedValue | undefined {
+  for (let i = s.length - 1; i >= 0; i--) if (s[i].id === id) return s[i].value;
+  return undefined;
 }
 
-function timeUnit(v: ThriftValue | undefined): TimeUnit {
-  const u = struct(v) ?? {};
-  if (1 in u) return 'millis';
-  if (2 in u) return 'micros';
+function timeUnit(v: TypedValue | undefined): TimeUnit {
+  const u = struct(v) ?? [];
+  if (get(u, 1) !== undefined) return 'millis';
+  if (get(u, 2) !== undefined) return 'micros';
   return 'nanos';
 }
 
-function logicalType(v: ThriftValue | undefined): LogicalType | undefined {
+function logicalType(v: TypedValue | undefined): LogicalType | undefined {
   const u = struct(v);
   if (!u) return undefined;
-  const keys = Object.keys(u).map(Number);
-  if (keys.length !== 1) return undefined;
-  const id = keys[0];
-  const body = struct(u[id]) ?? {};
+  // A union sets exactly one member.
+  if (u.length === 0 || u.some((f) => f.id !== u[0].id)) return undefined;
+  const id = u[0].id;
+  const body = struct(get(u, id)) ?? [];
   switch (id) {
     case 1: return { type: 'string' };
     case 2: return { type: 'map' };
     case 3: return { type: 'list' };
     case 4: return { type: 'enum' };
-    case 5: return { type: 'decimal', scale: num(body[1], 'decimal scale'), precision: num(body[2], 'decimal precision') };
+    case 5: return { type: 'decimal', scale: num(get(body, 1), 'decimal scale'), precision: num(get(body, 2), 'decimal precision') };
     case 6: return { type: 'date' };
-    case 7: return { type: 'time', isAdjustedToUTC: body[1] === true, unit: timeUnit(body[2]) };
-    case 8: return { type: 'timestamp', isAdjustedToUTC: body[1] === true, unit: timeUnit(body[2]) };
-    case 10: return { type: 'integer', bitWidth: num(body[1], 'integer bit width'), isSigned: body[2] === true };
+    case 7: return { type: 'time', isAdjustedToUTC: get(body, 1) === true, unit: timeUnit(get(body, 2)) };
+    case 8: return { type: 'timestamp', isAdjustedToUTC: get(body, 1) === true, unit: timeUnit(get(body, 2)) };
+    case 10: return { type: 'integer', bitWidth: num(get(body, 1), 'integer bit width'), isSigned: get(body, 2) === true };
     case 11: return { type: 'unknown' };
     case 12: return { type: 'json' };
     case 13: return { type: 'bson' };
@@ -161,83 +164,105 @@ function logicalType(v: ThriftValue | undefined): LogicalType | undefined {
 
 const REPETITION: readonly Repetition[] = ['required', 'optional', 'repeated'];
 
-function schemaElement(s: ThriftStruct): SchemaElement {
-  const rep = optNum(s[3], 'repetition_type');
-  const lt = logicalType(s[10]);
-  return {
-    name: str(s[4], 'schema element name'),
-    ...(s[1] !== undefined ? { type: num(s[1], 'type') as PhysicalType } : {}),
-    ...(s[2] !== undefined ? { typeLength: num(s[2], 'type_length') } : {}),
-    ...(rep !== undefined ? { repetition: REPETITION[rep] } : {}),
-    ...(s[5] !== undefined ? { numChildren: num(s[5], 'num_children') } : {}),
-    ...(s[6] !== undefined ? { convertedType: num(s[6], 'converted_type') } : {}),
-    ...(s[7] !== undefined ? { scale: num(s[7], 'scale') } : {}),
-    ...(s[8] !== undefined ? { precision: num(s[8], 'precision') } : {}),
-    ...(s[9] !== undefined ? { fieldId: num(s[9], 'field_id') } : {}),
-    ...(lt ? { logicalType: lt } : {}),
-  };
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+function schemaElement(s: Struct): SchemaElement {
+  const out: Mutable<SchemaElement> = { name: str(get(s, 4), 'schema element name') };
+  const type = get(s, 1);
+  if (type !== undefined) out.type = num(type, 'type') as PhysicalType;
+  const length = get(s, 2);
+  if (length !== undefined) out.typeLength = num(length, 'type_length');
+  const rep = optNum(get(s, 3), 'repetition_type');
+  if (rep !== undefined) out.repetition = REPETITION[rep];
+  const children = get(s, 5);
+  if (children !== undefined) out.numChildren = num(children, 'num_children');
+  const converted = get(s, 6);
+  if (converted !== undefined) out.convertedType = num(converted, 'converted_type');
+  const scale = get(s, 7);
+  if (scale !== undefined) out.scale = num(scale, 'scale');
+  const precision = get(s, 8);
+  if (precision !== undefined) out.precision = num(precision, 'precision');
+  const fieldId = get(s, 9);
+  if (fieldId !== undefined) out.fieldId = num(fieldId, 'field_id');
+  const lt = logicalType(get(s, 10));
+  if (lt) out.logicalType = lt;
+  return out;
 }
 
-function statistics(v: ThriftValue | undefined): ColumnStatistics | undefined {
+function statistics(v: TypedValue | undefined): ColumnStatistics | undefined {
   const s = struct(v);
   if (!s) return undefined;
+  const out: Mutable<ColumnStatistics> = {};
   // min_value/max_value (5, 6) use the column order; the deprecated min/max (2, 1) are signed.
-  const min = (s[6] ?? s[2]) as Uint8Array | undefined;
-  const max = (s[5] ?? s[1]) as Uint8Array | undefined;
-  return {
-    ...(min instanceof Uint8Array ? { min } : {}),
-    ...(max instanceof Uint8Array ? { max } : {}),
-    ...(s[3] !== undefined ? { nullCount: num(s[3], 'null_count') } : {}),
-    ...(s[4] !== undefined ? { distinctCount: num(s[4], 'distinct_count') } : {}),
-  };
+  const min = get(s, 6) ?? get(s, 2);
+  const max = get(s, 5) ?? get(s, 1);
+  if (min instanceof Uint8Array) out.min = min;
+  if (max instanceof Uint8Array) out.max = max;
+  const nulls = get(s, 3);
+  if (nulls !== undefined) out.nullCount = num(nulls, 'null_count');
+  const distinct = get(s, 4);
+  if (distinct !== undefined) out.distinctCount = num(distinct, 'distinct_count');
+  return out;
 }
 
-function columnChunk(c: ThriftStruct): ColumnChunkMeta {
-  const m = struct(c[3]);
+function columnChunk(c: Struct): ColumnChunkMeta {
+  const m = struct(get(c, 3));
   if (!m) throw new InvalidFileError('column chunk without meta_data');
-  const stats = statistics(m[12]);
-  return {
-    path: list(m[3]).map((p) => str(p, 'path_in_schema')),
-    type: num(m[1], 'column type') as PhysicalType,
-    codec: num(m[4], 'codec'),
-    numValues: num(m[5], 'num_values'),
-    totalUncompressedSize: num(m[6], 'total_uncompressed_size'),
-    totalCompressedSize: num(m[7], 'total_compressed_size'),
-    dataPageOffset: num(m[9], 'data_page_offset'),
-    ...(m[11] !== undefined ? { dictionaryPageOffset: num(m[11], 'dictionary_page_offset') } : {}),
-    ...(stats ? { statistics: stats } : {}),
+  const path = typedItems(get(m, 3));
+  const out: Mutable<ColumnChunkMeta> = {
+    path: path.map((p) => str(p, 'path_in_schema')),
+    type: num(get(m, 1), 'column type') as PhysicalType,
+    codec: num(get(m, 4), 'codec'),
+    numValues: num(get(m, 5), 'num_values'),
+    totalUncompressedSize: num(get(m, 6), 'total_uncompressed_size'),
+    totalCompressedSize: num(get(m, 7), 'total_compressed_size'),
+    dataPageOffset: num(get(m, 9), 'data_page_offset'),
   };
+  const dict = get(m, 11);
+  if (dict !== undefined) out.dictionaryPageOffset = num(dict, 'dictionary_page_offset');
+  const stats = statistics(get(m, 12));
+  if (stats) out.statistics = stats;
+  return out;
 }
 
-function rowGroup(r: ThriftStruct): RowGroupMeta {
-  return {
-    columns: list(r[1]).map((c) => columnChunk(struct(c) ?? {})),
-    totalByteSize: num(r[2], 'total_byte_size'),
-    numRows: num(r[3], 'num_rows'),
-    ...(r[5] !== undefined ? { fileOffset: num(r[5], 'row group file_offset') } : {}),
-    ...(r[6] !== undefined ? { totalCompressedSize: num(r[6], 'row group total_compressed_size') } : {}),
+function rowGroup(r: Struct): RowGroupMeta {
+  const out: Mutable<RowGroupMeta> = {
+    columns: typedItems(get(r, 1)).map((c) => columnChunk(struct(c) ?? [])),
+    totalByteSize: num(get(r, 2), 'total_byte_size'),
+    numRows: num(get(r, 3), 'num_rows'),
   };
+  const fileOffset = get(r, 5);
+  if (fileOffset !== undefined) out.fileOffset = num(fileOffset, 'row group file_offset');
+  const compressed = get(r, 6);
+  if (compressed !== undefined) out.totalCompressedSize = num(compressed, 'row group total_compressed_size');
+  return out;
 }
 
 /** Decodes the Thrift FileMetaData bytes (the footer without its length and magic). */
 export function decodeFooter(bytes: Uint8Array): ParquetFooter {
-  return footerOf(readThriftStruct(bytes));
+  return footerOf(readTypedStruct(bytes));
 }
 
-function footerOf(s: ThriftStruct): ParquetFooter {
+function footerOf(s: Struct): ParquetFooter {
   const kv = new Map<string, string>();
-  for (const e of list(s[5])) {
+  for (const e of typedItems(get(s, 5))) {
     const k = struct(e);
-    if (k && k[1] !== undefined) kv.set(str(k[1], 'key'), k[2] === undefined ? '' : str(k[2], 'value'));
+    const key = k && get(k, 1);
+    if (k && key !== undefined) {
+      const value = get(k, 2);
+      kv.set(str(key, 'key'), value === undefined ? '' : str(value, 'value'));
+    }
   }
-  return {
-    version: num(s[1], 'version'),
-    schema: list(s[2]).map((e) => schemaElement(struct(e) ?? {})),
-    numRows: num(s[3], 'num_rows'),
-    rowGroups: list(s[4]).map((r) => rowGroup(struct(r) ?? {})),
+  const out: Mutable<ParquetFooter> = {
+    version: num(get(s, 1), 'version'),
+    schema: typedItems(get(s, 2)).map((e) => schemaElement(struct(e) ?? [])),
+    numRows: num(get(s, 3), 'num_rows'),
+    rowGroups: typedItems(get(s, 4)).map((r) => rowGroup(struct(r) ?? [])),
     keyValueMetadata: kv,
-    ...(s[6] !== undefined ? { createdBy: str(s[6], 'created_by') } : {}),
   };
+  const createdBy = get(s, 6);
+  if (createdBy !== undefined) out.createdBy = str(createdBy, 'created_by');
+  return out;
 }
 
 function isMagic(b: Uint8Array, at: number): boolean {
@@ -286,7 +311,7 @@ function decodeOrThrow(path: string, bytes: Uint8Array): ParquetFooter {
 function decodeTypedOrThrow(path: string, bytes: Uint8Array): { footer: ParquetFooter; typed: TypedField[] } {
   try {
     const typed = readTypedStruct(bytes);
-    return { footer: footerOf(untypedStruct(typed)), typed };
+    return { footer: footerOf(typed), typed };
   } catch (e) {
     throw new InvalidFileError(`invalid Parquet footer: ${(e as Error).message}`, { path, cause: e });
   }

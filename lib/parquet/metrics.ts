@@ -202,22 +202,34 @@ class LeafMetrics {
   }
 
   private floats(values: Float32Array | Float64Array, n: number, isNull: Nulls): void {
-    let min = this.min as number | undefined;
-    let max = this.max as number | undefined;
+    // The batch's bounds in plain double locals, folded in once at the end: a local that may also
+    // be undefined would box every value it takes (a heap allocation per row).
+    let any = false;
+    let lo = 0;
+    let hi = 0;
+    let nans = 0;
     for (let i = 0; i < n; i++) {
       if (isNull !== undefined && isNull[i] === 1) continue;
       const v = values[i];
       if (v !== v) {
-        this.nans++;
+        nans++;
         continue;
       }
-      if (!this.bounds) continue;
-      // -0.0 sorts before +0.0 (spec: bounds follow IEEE 754 totalOrder).
-      if (min === undefined || v < min || (v === 0 && min === 0 && Object.is(v, -0))) min = v;
-      if (max === undefined || v > max || (v === 0 && max === 0 && Object.is(max, -0))) max = v;
+      if (!any) {
+        any = true;
+        lo = hi = v;
+        continue;
+      }
+      // -0.0 sorts before +0.0 (spec: bounds follow IEEE 754 totalOrder); 1 / -0 is -Infinity.
+      if (v < lo || (v === 0 && lo === 0 && 1 / v < 0)) lo = v;
+      if (v > hi || (v === 0 && hi === 0 && 1 / hi < 0)) hi = v;
     }
-    this.min = min;
-    this.max = max;
+    this.nans += nans;
+    if (!any || !this.bounds) return;
+    const min = this.min as number | undefined;
+    const max = this.max as number | undefined;
+    if (min === undefined || lo < min || (lo === 0 && min === 0 && Object.is(lo, -0))) this.min = lo;
+    if (max === undefined || hi > max || (hi === 0 && max === 0 && Object.is(max, -0))) this.max = hi;
   }
 
   /**

@@ -6,7 +6,7 @@
  * definition levels lead the payload and are never compressed, and `is_compressed` may say
  * the values are not either. Rewritten headers drop the CRC (it covers the old bytes).
  */
-import { ThriftType, typedField, TypedThriftReader, writeTypedStruct, type TypedField } from './thrift.js';
+import { FieldEdits, inIdOrder, ThriftType, ThriftWriter, typedField, TypedThriftReader, type TypedField } from './thrift.js';
 
 /** parquet-format PageType. */
 export const PageType = { DATA_PAGE: 0, INDEX_PAGE: 1, DICTIONARY_PAGE: 2, DATA_PAGE_V2: 3 } as const;
@@ -87,29 +87,41 @@ function layout(page: Page): { levels: number; compressed: boolean } {
   return { levels, compressed: typedField(v2, IS_COMPRESSED) !== false };
 }
 
-function withFields(header: readonly TypedField[], set: ReadonlyMap<number, TypedField>): TypedField[] {
-  const out = header.filter((f) => f.id !== CRC && !set.has(f.id)).concat([...set.values()]);
-  return out.sort((a, b) => a.id - b.id);
-}
-
-function i32(id: number, value: number): TypedField {
-  return { id, type: ThriftType.I32, value };
-}
-
 /** A page's new header followed by its new payload parts. */
 export interface RewrittenPage {
   readonly parts: readonly Uint8Array[];
   readonly length: number;
 }
 
+/** Edits of one header at a time: pages are rewritten one at a time, synchronously. */
+const edits = new FieldEdits();
+
 function rewritten(header: readonly TypedField[], page: Page, compressedSize: number, v2Compressed: boolean | undefined, body: Uint8Array[]): RewrittenPage {
-  const set = new Map<number, TypedField>([[COMPRESSED_PAGE_SIZE, i32(COMPRESSED_PAGE_SIZE, compressedSize)]]);
-  if (v2Compressed !== undefined) {
-    const v2 = typedField(page.header, DATA_PAGE_HEADER_V2) as TypedField[];
-    const fields = v2.filter((f) => f.id !== IS_COMPRESSED).concat([{ id: IS_COMPRESSED, type: ThriftType.True, value: v2Compressed }]).sort((a, b) => a.id - b.id);
-    set.set(DATA_PAGE_HEADER_V2, { id: DATA_PAGE_HEADER_V2, type: ThriftType.Struct, value: fields });
+  // Written from the parsed header with its edits applied: a page header is rewritten per page of every chunk read.
+  const w = new ThriftWriter();
+  const fields = inIdOrder(header);
+  let last = 0;
+  let sizeSet = false;
+  for (let i = 0; i < fields.length; i++) {
+    const f = fields[i];
+    if (!sizeSet && f.id >= COMPRESSED_PAGE_SIZE) {
+      w.field(last, COMPRESSED_PAGE_SIZE, ThriftType.I32, compressedSize);
+      last = COMPRESSED_PAGE_SIZE;
+      sizeSet = true;
+      if (f.id === COMPRESSED_PAGE_SIZE) continue;
+    }
+    if (f.id === CRC) continue;
+    if (f.id === DATA_PAGE_HEADER_V2 && v2Compressed !== undefined) {
+      w.fieldHeader(last, DATA_PAGE_HEADER_V2, ThriftType.Struct);
+      edits.reset();
+      edits.set(IS_COMPRESSED, ThriftType.True, v2Compressed);
+      w.editedStruct(inIdOrder(f.value as TypedField[]), edits);
+    } else w.field(last, f.id, f.type, f.value);
+    last = f.id;
   }
-  const head = writeTypedStruct(withFields(header, set));
+  if (!sizeSet) w.field(last, COMPRESSED_PAGE_SIZE, ThriftType.I32, compressedSize);
+  w.stop();
+  const head = w.result();
   return { parts: [head, ...body], length: head.length + compressedSize };
 }
 

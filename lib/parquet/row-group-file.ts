@@ -14,7 +14,7 @@
 import { InvalidArgumentError, InvalidFileError } from '../errors.js';
 import type { ZstdCodec } from './compression-codec.js';
 import { decompressPage, PageError, PageType, readPages } from './page-compression.js';
-import { ThriftType, typedField, typedItems, typedList, typedNumber, withTypedField, writeTypedStruct, type TypedField, type TypedValue } from './thrift.js';
+import { FieldEdits, fieldMask, inIdOrder, ThriftType, ThriftWriter, typedField, typedItems, typedNumber, type TypedField, type TypedValue } from './thrift.js';
 import { PARQUET_MAGIC_BYTES } from './footer.js';
 
 /** Ranges closer than this are fetched in one read. */
@@ -65,28 +65,88 @@ export interface RowGroupPlan {
 
 /** The footer of a file with the same columns but no row groups: enough to read the schema. */
 export function schemaOnlyFile(footer: readonly TypedField[]): Uint8Array {
-  const meta = cleanFileMetaData(footer)
-    .filter((f) => f.id !== 3 && f.id !== 4)
-    .concat([
-      { id: 3, type: ThriftType.I64, value: 0 },
-      { id: 4, type: ThriftType.List, value: typedList([], ThriftType.Struct) },
-    ])
-    .sort((a, b) => a.id - b.id);
-  return frame([], writeTypedStruct(meta));
+  const w = new ThriftWriter();
+  writeFileMetaData(w, footer, 0, 0, () => {});
+  return frame([], w.result());
 }
 
-/** Drops what a rebuilt file must not carry: the stored Arrow schema (kept consistent by deriving types) and encryption. */
-function cleanFileMetaData(footer: readonly TypedField[]): TypedField[] {
-  return footer
-    .filter((f) => f.id <= 7)
-    .map((f) => {
-      if (f.id !== 5) return f;
-      const kv = typedItems(f.value).filter((e) => {
-        const key = typedField(e as TypedField[], 1);
-        return !(key instanceof Uint8Array && utf8.decode(key) === ARROW_SCHEMA_KEY);
-      });
-      return { ...f, value: typedList(kv, ThriftType.Struct) };
-    });
+/** Which part of the schema a rebuilt file keeps: the root's element, then the kept top-level fields' subtrees. */
+interface KeptSchema {
+  readonly schema: readonly TypedField[][];
+  readonly keep: readonly TopLevelColumn[];
+  readonly leaves: readonly number[];
+}
+
+const NUM_ROWS = 3;
+const ROW_GROUPS = 4;
+
+/**
+ * Writes FileMetaData `footer` as a rebuilt file carries it: fields 1-7 only, without the stored Arrow
+ * schema (kept consistent by deriving types) or encryption, with `numRows` and `rowGroups` row groups
+ * (written by `writeRowGroups`), and the schema and column orders cut to `kept` when given. Written
+ * straight from the parsed fields: no edited copy of the footer is built per row group.
+ */
+function writeFileMetaData(
+  w: ThriftWriter, footer: readonly TypedField[], numRows: number, rowGroups: number, writeRowGroups: () => void, kept?: KeptSchema,
+): void {
+  const fields = inIdOrder(footer);
+  let last = 0;
+  // Fields 3 and 4 are always written, in their place among the others.
+  let next = NUM_ROWS;
+  const writeSet = (): void => {
+    if (next === NUM_ROWS) w.field(last, NUM_ROWS, ThriftType.I64, numRows);
+    else {
+      w.fieldHeader(last, ROW_GROUPS, ThriftType.List);
+      w.listHeader(rowGroups, ThriftType.Struct);
+      writeRowGroups();
+    }
+    last = next++;
+  };
+  for (let i = 0; i < fields.length; i++) {
+    const f = fields[i];
+    if (f.id > 7) break;
+    while (next <= ROW_GROUPS && next <= f.id) writeSet();
+    if (f.id === NUM_ROWS || f.id === ROW_GROUPS) continue;
+    if (f.id === 2 && kept) {
+      const { schema, keep } = kept;
+      let count = 1;
+      for (const t of keep) count += t.elements[1] - t.elements[0];
+      w.fieldHeader(last, 2, ThriftType.List);
+      w.listHeader(count, ThriftType.Struct);
+      writeStructSetting(w, schema[0], 5, ThriftType.I32, keep.length);
+      for (const t of keep) for (let e = t.elements[0]; e < t.elements[1]; e++) w.value(ThriftType.Struct, schema[e]);
+    } else if (f.id === 5) {
+      const items = typedItems(f.value);
+      let count = 0;
+      for (const e of items) if (!isArrowSchemaEntry(e)) count++;
+      w.fieldHeader(last, 5, f.type);
+      w.listHeader(count, ThriftType.Struct);
+      for (const e of items) if (!isArrowSchemaEntry(e)) w.value(ThriftType.Struct, e);
+    } else if (f.id === 7 && kept) {
+      const orders = typedItems(f.value);
+      w.fieldHeader(last, 7, ThriftType.List);
+      w.listHeader(kept.leaves.length, ThriftType.Struct);
+      for (const l of kept.leaves) w.value(ThriftType.Struct, orders[l]);
+    } else w.field(last, f.id, f.type, f.value);
+    last = f.id;
+  }
+  while (next <= ROW_GROUPS) writeSet();
+  w.stop();
+}
+
+function isArrowSchemaEntry(e: TypedValue): boolean {
+  const key = typedField(e as TypedField[], 1);
+  return key instanceof Uint8Array && utf8.decode(key) === ARROW_SCHEMA_KEY;
+}
+
+/** Edits of one struct at a time: builds run one at a time, synchronously. */
+const edits = new FieldEdits();
+
+/** Writes struct `fields` with field `id` set to `value`. */
+function writeStructSetting(w: ThriftWriter, fields: readonly TypedField[], id: number, type: number, value: TypedValue): void {
+  edits.reset(0);
+  edits.set(id, type, value);
+  w.editedStruct(inIdOrder(fields), edits);
 }
 
 function frame(chunks: readonly Uint8Array[], footer: Uint8Array): Uint8Array {
@@ -193,68 +253,93 @@ export function planRowGroup(
     where[k] = { read: r, offset: s.start - reads[r][0] };
   }
 
+  const rgFields = inIdOrder(rg);
+  const kept: KeptSchema | undefined = columns ? { schema, keep, leaves } : undefined;
+  const numRows = typedNumber(typedField(rg, 3));
+
   return {
     reads,
     build(fetched) {
+      // Each kept chunk's bytes as the rebuilt file holds them, and where they start in it.
       let at = 4;
       const parts: Uint8Array[] = [];
-      const newChunks: TypedField[][] = spans.map((s, k) => {
+      const starts: number[] = [];
+      const rebuilt: Array<ChunkBytes | undefined> = [];
+      for (let k = 0; k < spans.length; k++) {
+        const s = spans[k];
         const { read, offset } = where[k];
         const bytes = fetched[read].subarray(offset, offset + (s.end - s.start));
-        const delta = at - s.start;
-        const chunkStart = at;
-        let meta = s.meta.filter((f) => f.id !== 14 && f.id !== 15);
-        if (options.zstd && typedNumber(typedField(meta, 4)) === ZSTD) {
+        starts.push(at);
+        if (options.zstd && typedNumber(typedField(s.meta, 4)) === ZSTD) {
           let chunk: ChunkBytes;
           try {
             chunk = decompressedChunk(bytes, options.zstd);
           } catch (e) {
             if (!(e instanceof PageError)) throw e;
-            throw new InvalidFileError(`row group ${index}, column ${pathInSchema(meta)}: ${e.message}`, { path: options.path, cause: e });
+            throw new InvalidFileError(`row group ${index}, column ${pathInSchema(s.meta)}: ${e.message}`, { path: options.path, cause: e });
           }
-          parts.push(...chunk.parts);
-          meta = withTypedField(meta, 4, ThriftType.I32, UNCOMPRESSED);
-          meta = withTypedField(meta, 6, ThriftType.I64, chunk.length);
-          meta = withTypedField(meta, 7, ThriftType.I64, chunk.length);
-          meta = withTypedField(meta, 9, ThriftType.I64, at + chunk.dataPage);
-          meta = meta.filter((f) => f.id !== 10 && f.id !== 11);
-          if (chunk.dictionaryPage !== undefined) meta = withTypedField(meta, 11, ThriftType.I64, at + chunk.dictionaryPage);
+          for (const p of chunk.parts) parts.push(p);
+          rebuilt.push(chunk);
           at += chunk.length;
         } else {
           parts.push(bytes);
+          rebuilt.push(undefined);
           at += s.end - s.start;
-          for (const id of [9, 10, 11]) {
-            const f = meta.find((x) => x.id === id);
-            if (f) meta = withTypedField(meta, id, f.type, typedNumber(f.value) + delta);
-          }
         }
-        let cc = s.cc.filter((f) => f.id <= 3);
-        const fileOffset = cc.find((f) => f.id === 2);
-        // Rewritten chunks change length: their file_offset (unused by readers) is their start.
-        const rewrote = at - chunkStart !== s.end - s.start || typedNumber(typedField(meta, 4)) !== typedNumber(typedField(s.meta, 4));
-        if (fileOffset) cc = withTypedField(cc, 2, fileOffset.type, rewrote ? chunkStart : Math.max(0, typedNumber(fileOffset.value) + delta));
-        return withTypedField(cc, 3, ThriftType.Struct, meta);
-      });
-
-      let newRg = rg.filter((f) => f.id === 2 || f.id === 3 || f.id === 5 || f.id === 6);
-      newRg = withTypedField(newRg, 1, ThriftType.List, typedList(newChunks, ThriftType.Struct));
-      const fo = newRg.find((f) => f.id === 5);
-      if (fo) newRg = withTypedField(newRg, 5, fo.type, 4);
-      const tcs = newRg.find((f) => f.id === 6);
-      if (tcs) newRg = withTypedField(newRg, 6, tcs.type, at - 4);
-
-      let meta = cleanFileMetaData(footer);
-      if (columns) {
-        const root = schema[0];
-        const kept: TypedValue[] = [withTypedField(root, 5, ThriftType.I32, keep.length)];
-        for (const t of keep) for (let e = t.elements[0]; e < t.elements[1]; e++) kept.push(schema[e]);
-        meta = withTypedField(meta, 2, ThriftType.List, typedList(kept, ThriftType.Struct));
-        const orders = meta.find((f) => f.id === 7);
-        if (orders) meta = withTypedField(meta, 7, ThriftType.List, typedList(leaves.map((l) => typedItems(orders.value)[l]), ThriftType.Struct));
       }
-      meta = withTypedField(meta, 3, ThriftType.I64, typedNumber(typedField(rg, 3)));
-      meta = withTypedField(meta, 4, ThriftType.List, typedList([newRg], ThriftType.Struct));
-      return frame(parts, writeTypedStruct(meta));
+
+      const writeChunk = (k: number): void => {
+        const s = spans[k];
+        const chunk = rebuilt[k];
+        const chunkStart = starts[k];
+        const delta = chunkStart - s.start;
+        const cc = inIdOrder(s.cc);
+        let last = 0;
+        for (let i = 0; i < cc.length && cc[i].id <= 3; i++) {
+          const f = cc[i];
+          if (f.id === 2) {
+            // Rewritten chunks change length: their file_offset (unused by readers) is their start.
+            w.field(last, 2, f.type, chunk ? chunkStart : Math.max(0, typedNumber(f.value) + delta));
+          } else if (f.id === 3) {
+            w.fieldHeader(last, 3, ThriftType.Struct);
+            if (chunk) {
+              edits.reset(fieldMask(10, 11, 14, 15));
+              edits.set(4, ThriftType.I32, UNCOMPRESSED);
+              edits.set(6, ThriftType.I64, chunk.length);
+              edits.set(7, ThriftType.I64, chunk.length);
+              edits.set(9, ThriftType.I64, chunkStart + chunk.dataPage);
+              if (chunk.dictionaryPage !== undefined) edits.set(11, ThriftType.I64, chunkStart + chunk.dictionaryPage);
+            } else {
+              // The data (9), index (10) and dictionary (11) page offsets move with the chunk.
+              edits.reset(fieldMask(14, 15));
+              for (const m of inIdOrder(s.meta)) if (m.id >= 9 && m.id <= 11) edits.set(m.id, m.type, typedNumber(m.value) + delta);
+            }
+            w.editedStruct(inIdOrder(s.meta), edits);
+          } else w.field(last, f.id, f.type, f.value);
+          last = f.id;
+        }
+        w.stop();
+      };
+
+      const writeRowGroup = (): void => {
+        // Column chunks (field 1) first, then fields 2, 3, 5 and 6 as the row group has them.
+        w.fieldHeader(0, 1, ThriftType.List);
+        w.listHeader(spans.length, ThriftType.Struct);
+        for (let k = 0; k < spans.length; k++) writeChunk(k);
+        let last = 1;
+        for (const f of rgFields) {
+          if (f.id === 2 || f.id === 3) w.field(last, f.id, f.type, f.value);
+          else if (f.id === 5) w.field(last, 5, f.type, 4);
+          else if (f.id === 6) w.field(last, 6, f.type, at - 4);
+          else continue;
+          last = f.id;
+        }
+        w.stop();
+      };
+
+      const w = new ThriftWriter();
+      writeFileMetaData(w, footer, numRows, 1, writeRowGroup, kept);
+      return frame(parts, w.result());
     },
   };
 }

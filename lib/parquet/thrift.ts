@@ -154,21 +154,36 @@ export class ThriftReader {
   struct(depth = 0): ThriftStruct {
     const out: ThriftStruct = {};
     let lastId = 0;
-    for (;;) {
-      const h = this.fieldHeader(lastId);
-      if (!h) return out;
-      lastId = h.id;
-      out[h.id] = this.value(h.type, depth);
+    while (this.nextField(lastId)) {
+      lastId = this.fieldId;
+      out[lastId] = this.value(this.fieldType, depth);
     }
+    return out;
   }
 
   /** The next field's id and type, or undefined at the struct's STOP byte (which is consumed). */
   fieldHeader(lastId: number): { id: number; type: number } | undefined {
+    return this.nextField(lastId) ? { id: this.fieldId, type: this.fieldType } : undefined;
+  }
+
+  /** The last field header read by nextField. */
+  protected fieldId = 0;
+  protected fieldType = 0;
+
+  /** Reads the next field's header into fieldId and fieldType, or false at the STOP byte: fieldHeader without an object per field. */
+  protected nextField(lastId: number): boolean {
     const header = this.byte();
     const type = header & 0x0f;
-    if (type === T.Stop) return undefined;
+    if (type === T.Stop) return false;
     const delta = header >> 4;
-    return { id: delta === 0 ? Number(this.zigzag()) : lastId + delta, type };
+    this.fieldId = delta === 0 ? Number(this.zigzag()) : lastId + delta;
+    this.fieldType = type;
+    return true;
+  }
+
+  /** A long list's element count (after a header of size 15), checked against the bytes left. */
+  protected listSize(): number {
+    return this.size();
   }
 
   /** A list or set header: element count and element type. */
@@ -212,18 +227,27 @@ export interface TypedMap {
   readonly entries: Array<[TypedValue, TypedValue]>;
 }
 
+/**
+ * A struct's fields are gathered here, one array per depth, and copied out at its end into an
+ * array of their exact number: pushing to a fresh array reserves 17 slots at the first field.
+ * Reads are synchronous and never interleave, so every reader shares them.
+ */
+const fieldScratch: TypedField[][] = [];
+
 export class TypedThriftReader extends ThriftReader {
   typedStruct(depth = 0): TypedField[] {
     if (depth > MAX_DEPTH) throw new InvalidFileError('thrift: nesting too deep');
-    const out: TypedField[] = [];
+    const fields = (fieldScratch[depth] ??= []);
+    let n = 0;
     let lastId = 0;
-    for (;;) {
-      const h = this.fieldHeader(lastId);
-      if (!h) return out;
-      lastId = h.id;
-      const type = h.type === T.False ? T.True : h.type;
-      out.push({ id: h.id, type, value: h.type === T.True ? true : h.type === T.False ? false : this.typedValue(h.type, depth) });
+    while (this.nextField(lastId)) {
+      const id = this.fieldId;
+      const wire = this.fieldType;
+      lastId = id;
+      const type = wire === T.False ? T.True : wire;
+      fields[n++] = { id, type, value: wire === T.True ? true : wire === T.False ? false : this.typedValue(wire, depth) };
     }
+    return fields.slice(0, n);
   }
 
   private typedValue(type: number, depth: number): TypedValue {
@@ -232,11 +256,14 @@ export class TypedThriftReader extends ThriftReader {
         return this.typedStruct(depth + 1);
       case T.List:
       case T.Set: {
-        const { size, elementType } = this.listHeader();
-        const items: TypedValue[] = [];
-        for (let i = 0; i < size; i++) {
-          if (elementType === T.True || elementType === T.False) items.push(this.read(T.Byte) === 1);
-          else items.push(elementType === T.Struct ? this.typedStruct(depth + 1) : this.typedValue(elementType, depth + 1));
+        const header = (this.read(T.Byte) as number) & 0xff;
+        const size = header >> 4;
+        const elementType = header & 0x0f;
+        // The size is checked against the bytes left before an array of that size is made.
+        const items = new Array<TypedValue>(size === 15 ? this.listSize() : size);
+        for (let i = 0; i < items.length; i++) {
+          if (elementType === T.True || elementType === T.False) items[i] = this.read(T.Byte) === 1;
+          else items[i] = elementType === T.Struct ? this.typedStruct(depth + 1) : this.typedValue(elementType, depth + 1);
         }
         return { kind: 'list', elementType, items };
       }
@@ -282,35 +309,81 @@ export function typedList(items: TypedValue[], elementType: number): TypedList {
   return { kind: 'list', elementType, items };
 }
 
-/** `fields` with field `id` set to `value`, in id order. */
-export function withTypedField(fields: readonly TypedField[], id: number, type: number, value: TypedValue): TypedField[] {
-  return fields.filter((f) => f.id !== id).concat([{ id, type, value }]).sort((a, b) => a.id - b.id);
+/** `fields` (in id order) with field `id` set to `value`, in id order. */
+export function withTypedField(unordered: readonly TypedField[], id: number, type: number, value: TypedValue): TypedField[] {
+  // One pass, one array: footer rewrites call this per field of every column chunk.
+  const fields = inIdOrder(unordered);
+  const out: TypedField[] = [];
+  let placed = false;
+  for (let i = 0; i < fields.length; i++) {
+    const f = fields[i];
+    if (!placed && f.id >= id) {
+      out.push({ id, type, value });
+      placed = true;
+    }
+    if (f.id !== id) out.push(f);
+  }
+  if (!placed) out.push({ id, type, value });
+  return out;
+}
+
+/** `fields` in id order: themselves when they are already (as every writer writes them). */
+export function inIdOrder(fields: readonly TypedField[]): readonly TypedField[] {
+  for (let i = 1; i < fields.length; i++) {
+    if (fields[i].id < fields[i - 1].id) return [...fields].sort((a, b) => a.id - b.id);
+  }
+  return fields;
 }
 
 export function readTypedStruct(bytes: Uint8Array): TypedField[] {
   return new TypedThriftReader(bytes).typedStruct();
 }
 
-/** A typed struct as readThriftStruct decodes the same bytes: a footer is parsed once for both forms. */
-export function untypedStruct(fields: readonly TypedField[]): ThriftStruct {
-  const out: ThriftStruct = {};
-  for (const f of fields) out[f.id] = untypedValue(f.value);
-  return out;
+/**
+ * Fields to set in one struct (added in id order) and ids below 32 to leave out: what
+ * ThriftWriter.editedStruct applies while it writes a parsed struct, so no edited copy is built.
+ * Reusable: reset() before each struct.
+ */
+export class FieldEdits {
+  count = 0;
+  private dropMask = 0;
+  readonly ids: number[] = [];
+  readonly types: number[] = [];
+  readonly values: TypedValue[] = [];
+
+  /** No fields set; the ids in `dropMask` (fieldMask) left out. */
+  reset(dropMask = 0): void {
+    this.count = 0;
+    this.dropMask = dropMask;
+  }
+
+  set(id: number, type: number, value: TypedValue): void {
+    this.ids[this.count] = id;
+    this.types[this.count] = type;
+    this.values[this.count] = value;
+    this.count++;
+  }
+
+  drops(id: number): boolean {
+    return id >= 0 && id < 32 && ((this.dropMask >>> id) & 1) === 1;
+  }
 }
 
-function untypedValue(v: TypedValue): ThriftValue {
-  if (typeof v !== 'object' || v instanceof Uint8Array) return v;
-  if (Array.isArray(v)) return untypedStruct(v);
-  if (v.kind === 'list') return v.items.map(untypedValue);
-  // Map entries are kept as readThriftStruct decoded them (TypedThriftReader).
-  return new Map(v.entries as unknown as Array<[ThriftValue, ThriftValue]>);
+/** The drop mask of FieldEdits for field ids below 32. */
+export function fieldMask(...ids: number[]): number {
+  return ids.reduce((m, id) => m | (1 << id), 0);
 }
 
 /** One buffer for every write (writes are synchronous, one at a time): footers are encoded per row group read. */
 let scratch = new Uint8Array(4096);
 const SCRATCH_LIMIT = 1024 * 1024;
 
-class ThriftWriter {
+/**
+ * Compact-protocol writer. Besides whole typed structs, it writes a struct field by field
+ * (fieldHeader, field, listHeader, stop), so an edited copy of a parsed struct can be written
+ * without building the edited struct first.
+ */
+export class ThriftWriter {
   private buf = scratch;
   private pos = 0;
 
@@ -390,12 +463,8 @@ class ThriftWriter {
       case T.List:
       case T.Set: {
         const l = v as TypedList;
-        if (l.items.length < 15) this.byte((l.items.length << 4) | l.elementType);
-        else {
-          this.byte(0xf0 | l.elementType);
-          this.varint(l.items.length);
-        }
-        for (const item of l.items) this.value(l.elementType, item);
+        this.listHeader(l.items.length, l.elementType);
+        for (let i = 0; i < l.items.length; i++) this.value(l.elementType, l.items[i]);
         return;
       }
       case T.Map:
@@ -410,17 +479,66 @@ class ThriftWriter {
 
   struct(fields: readonly TypedField[]): void {
     let last = 0;
-    for (const f of fields) {
-      const wireType = f.type === T.True || f.type === T.False ? (f.value ? T.True : T.False) : f.type;
-      const delta = f.id - last;
-      if (delta > 0 && delta <= 15) this.byte((delta << 4) | wireType);
-      else {
-        this.byte(wireType);
-        this.zigzag(f.id);
-      }
-      if (wireType !== T.True && wireType !== T.False) this.value(f.type, f.value);
+    for (let i = 0; i < fields.length; i++) {
+      const f = fields[i];
+      this.field(last, f.id, f.type, f.value);
       last = f.id;
     }
+    this.stop();
+  }
+
+  /** The header of field `id` of wire type `wireType`, after field `last` of the same struct (0 for the first). */
+  fieldHeader(last: number, id: number, wireType: number): void {
+    const delta = id - last;
+    if (delta > 0 && delta <= 15) this.byte((delta << 4) | wireType);
+    else {
+      this.byte(wireType);
+      this.zigzag(id);
+    }
+  }
+
+  /** Field `id` (header and value), after field `last` of the same struct. */
+  field(last: number, id: number, type: number, value: TypedValue): void {
+    const wireType = type === T.True || type === T.False ? (value ? T.True : T.False) : type;
+    this.fieldHeader(last, id, wireType);
+    if (wireType !== T.True && wireType !== T.False) this.value(type, value);
+  }
+
+  /** A list's header; its `size` elements follow, each written with value(elementType, …). */
+  listHeader(size: number, elementType: number): void {
+    if (size < 15) this.byte((size << 4) | elementType);
+    else {
+      this.byte(0xf0 | elementType);
+      this.varint(size);
+    }
+  }
+
+  /** Struct `fields` (in id order) with `e` applied: a set field replaces the field of its id or joins in its place. */
+  editedStruct(fields: readonly TypedField[], e: FieldEdits): void {
+    let last = 0;
+    let k = 0;
+    for (let i = 0; i < fields.length; i++) {
+      const f = fields[i];
+      while (k < e.count && e.ids[k] < f.id) {
+        this.field(last, e.ids[k], e.types[k], e.values[k]);
+        last = e.ids[k++];
+      }
+      if (k < e.count && e.ids[k] === f.id) {
+        this.field(last, f.id, e.types[k], e.values[k]);
+        k++;
+      } else if (e.drops(f.id)) continue;
+      else this.field(last, f.id, f.type, f.value);
+      last = f.id;
+    }
+    for (; k < e.count; k++) {
+      this.field(last, e.ids[k], e.types[k], e.values[k]);
+      last = e.ids[k];
+    }
+    this.stop();
+  }
+
+  /** Ends a struct written field by field. */
+  stop(): void {
     this.byte(T.Stop);
   }
 

@@ -24,6 +24,7 @@ import type { Row } from '../iceberg/values.js';
 import { DEFAULT_ZSTD_LEVEL, zstdCodec, type ZstdCodec } from './compression-codec.js';
 import { annotateUuidColumns, decodeFooter, splitOffsets, type ParquetFooter } from './footer.js';
 import { PageCompressor } from './page-compressor.js';
+import { recordBatch } from './batches.js';
 import { concatBatches, dataBytes } from './concat.js';
 import { MetricsCollector, type ColumnMetrics } from './metrics.js';
 import { DICTIONARY_SAMPLE_ROWS, dictionaryChoices } from './dictionary.js';
@@ -151,10 +152,7 @@ export function conformBatch(batch: arrow.RecordBatch, target: arrow.Schema, pat
     }
     return retype(data, t.type);
   });
-  return new arrow.RecordBatch(
-    target,
-    arrow.makeData({ type: new arrow.Struct(target.fields), length: batch.numRows, nullCount: 0, children }),
-  );
+  return recordBatch(target, arrow.makeData({ type: new arrow.Struct(target.fields), length: batch.numRows, nullCount: 0, children }));
 }
 
 /** Field ids of uuid columns (their footer needs the UUID logical type parquet-wasm cannot write). */

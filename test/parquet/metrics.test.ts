@@ -17,6 +17,7 @@ const SCHEMA: StructType = {
     { id: 4, name: 'l', required: false, type: { type: 'long' } },
     { id: 5, name: 'i', required: false, type: { type: 'int' } },
     { id: 6, name: 'st', required: false, type: { type: 'struct', fields: [{ id: 7, name: 'v', required: false, type: { type: 'string' } }] } },
+    { id: 8, name: 'f', required: false, type: { type: 'double' } },
   ],
 };
 const FULL: MetricsConfig = { defaultMode: { kind: 'full' }, columnModes: new Map() };
@@ -31,10 +32,12 @@ const row = fc.record({
   l: fc.option(fc.bigInt(-(2n ** 63n), 2n ** 63n - 1n)),
   i: fc.option(fc.integer()),
   st: fc.option(fc.record({ v: fc.option(text) })),
+  f: fc.option(fc.oneof(fc.double(), fc.constantFrom(0, -0, Number.NaN, -1, 1))),
 });
 
 function expected(type: PrimitiveType, values: IcebergValue[]): { lower?: string; upper?: string } {
-  const present = values.filter((v) => v !== null);
+  // NaN is never a bound.
+  const present = values.filter((v) => v !== null && !Number.isNaN(v));
   if (present.length === 0) return {};
   const sorted = [...present].sort((x, y) => compareValues(type, x, y));
   const hex = (v: IcebergValue): string => Buffer.from(toBytes(type, v)).toString('hex');
@@ -62,6 +65,7 @@ describe('column metrics of the values written', () => {
           [4, { type: 'long' }, seen.map((r) => r.l ?? null)],
           [5, { type: 'int' }, seen.map((r) => r.i ?? null)],
           [7, { type: 'string' }, seen.map((r) => (r.st as Row | null)?.v ?? null)],
+          [8, { type: 'double' }, seen.map((r) => r.f ?? null)],
         ];
         for (const [id, type, values] of columns) {
           const hex = (b: Uint8Array | undefined): string | undefined => (b ? Buffer.from(b).toString('hex') : undefined);
@@ -69,6 +73,7 @@ describe('column metrics of the values written', () => {
           expect(metrics.nullValueCounts.get(id)).toBe(values.filter((v) => v === null).length);
           expect(metrics.valueCounts.get(id)).toBe(values.length);
         }
+        expect(metrics.nanValueCounts.get(8)).toBe(seen.filter((r) => Number.isNaN(r.f)).length);
       }),
       { numRuns: 200 },
     );
