@@ -30,6 +30,8 @@ export const MIN_POOL_MANIFEST_BYTES = 32 * 1024 * 1024;
 export interface PlanWorkerData {
   readonly module: string;
   readonly metadata: TableMetadata;
+  /** DeleteFileIndex.pathKeys() of the scan. */
+  readonly pathDeletes: readonly string[];
 }
 
 export type ToPlanWorker = { readonly id: number; readonly manifest: ManifestFile; readonly bytes: Uint8Array };
@@ -62,18 +64,23 @@ export class ManifestDecodePool {
 
   private readonly specs: ReturnType<typeof specsById>;
   private readonly schema: ReturnType<typeof currentSchema>;
+  private readonly pathDeletes: ReadonlySet<string>;
 
-  private constructor(metadata: TableMetadata) {
+  private constructor(metadata: TableMetadata, pathDeletes: readonly string[]) {
     this.specs = specsById(metadata);
     this.schema = currentSchema(metadata);
+    this.pathDeletes = new Set(pathDeletes);
   }
 
-  /** Starts `count` workers; with 0, `decode` runs on this thread. */
-  static start(count: number, metadata: TableMetadata): ManifestDecodePool {
+  /**
+   * Starts `count` workers; with 0, `decode` runs on this thread. `pathDeletes`: the scan's
+   * DeleteFileIndex.pathKeys(), to flag the files no path-scoped delete names.
+   */
+  static start(count: number, metadata: TableMetadata, pathDeletes: readonly string[]): ManifestDecodePool {
     if (!Number.isSafeInteger(count) || count < 0) throw new InvalidArgumentError(`plan decode workers must be a whole number >= 0, got ${count}`);
-    const pool = new ManifestDecodePool(metadata);
+    const pool = new ManifestDecodePool(metadata, pathDeletes);
     const { url, module } = workerStart('plan-worker');
-    const workerData: PlanWorkerData = { module, metadata };
+    const workerData: PlanWorkerData = { module, metadata, pathDeletes };
     for (let i = 0; i < count; i++) {
       const w: PlanWorker = { thread: new Worker(url, { workerData }), pending: new Map() };
       w.thread.on('message', (m: FromPlanWorker) => {
@@ -98,7 +105,7 @@ export class ManifestDecodePool {
     if (this.failure) return Promise.reject(this.failure);
     if (this.closed) return Promise.reject(new IllegalStateError('the plan decode pool is closed'));
     if (this.workers.length === 0) {
-      return decodeManifestColumns(bytes, manifest, this.specs.get(manifest.partitionSpecId)!, this.schema);
+      return decodeManifestColumns(bytes, manifest, this.specs.get(manifest.partitionSpecId)!, this.schema, this.pathDeletes);
     }
     // The worker with the fewest manifests in hand.
     const w = this.workers.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));
