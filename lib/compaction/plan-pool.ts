@@ -17,7 +17,11 @@ import { workerStart } from './worker-start.js';
 
 /** Table property: worker threads decoding a plan's data manifests (0: on the planner's own thread). */
 export const PLAN_DECODE_WORKERS_PROPERTY = 'packice.plan.decode-workers';
-/** At most this many by default: the planner's own thread reads, pairs deletes and keeps candidates. */
+/**
+ * At most this many by default. One per vCPU from 2 vCPUs: the planner's own thread (reading,
+ * pairing deletes, keeping candidates) is busy a third of a 1M-file scan and waits on the decode
+ * the rest (BENCHMARKS.md, "Planning at scale, session 21"); Java plans on a pool of one thread per core.
+ */
 export const MAX_DEFAULT_PLAN_WORKERS = 5;
 /**
  * Below this many bytes of data manifests, the default is no pool: starting a worker (its module
@@ -40,15 +44,16 @@ export type FromPlanWorker =
   | { readonly id: number; readonly error: ErrorJson };
 
 /**
- * Plan decode workers: `explicit` (an option, else the table property) when given, else one fewer
- * than the vCPUs (on Lambda: its memory ÷ 1,769 MB), at most 5, none for less than 32 MiB of data
- * manifests. Never more than the manifests.
+ * Plan decode workers: `explicit` (an option, else the table property) when given, else one per
+ * vCPU (on Lambda: its memory ÷ 1,769 MB) from 2 vCPUs, none on 1, at most 5, none for less than
+ * 32 MiB of data manifests. Never more than the manifests.
  */
 export function planDecodeWorkerCount(explicit: number | undefined, metadata: TableMetadata, manifests: number, manifestBytes: number): number {
   const asked = workersAsked(explicit, metadata, PLAN_DECODE_WORKERS_PROPERTY);
   if (asked !== undefined) return Math.min(asked, manifests);
   if (manifestBytes < MIN_POOL_MANIFEST_BYTES) return 0;
-  return Math.max(0, Math.min(vcpus() - 1, MAX_DEFAULT_PLAN_WORKERS, manifests));
+  const cpus = vcpus();
+  return cpus < 2 ? 0 : Math.min(cpus, MAX_DEFAULT_PLAN_WORKERS, manifests);
 }
 
 interface PlanWorker {

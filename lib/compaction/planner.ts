@@ -39,7 +39,7 @@ export async function planCompaction(
   options: {
     readonly nowMs?: number;
     readonly concurrency?: number;
-    /** Worker threads decoding data manifests (plan-pool.ts); else the table property `packice.plan.decode-workers`, else vCPUs - 1. */
+    /** Worker threads decoding data manifests (plan-pool.ts); else the table property `packice.plan.decode-workers`, else one per vCPU from 2. */
     readonly decodeWorkers?: number;
   } = {},
 ): Promise<Plan> {
