@@ -234,9 +234,9 @@ export async function planPhase(location: string, runs: number, concurrency?: nu
     let scan: StreamedScan;
     try {
       const workers = process.env.PACKICE_PLAN_WORKERS;
-      const decoder = (data: readonly ManifestFile[]): DecodeColumns => {
+      const decoder = (data: readonly ManifestFile[], deletes: DeleteFileIndex): DecodeColumns => {
         const bytes = data.reduce((sum, m) => sum + Number(m.manifestLength), 0);
-        pool = ManifestDecodePool.start(planDecodeWorkerCount(workers === undefined ? undefined : Number(workers), table.metadata, data.length, bytes), table.metadata);
+        pool = ManifestDecodePool.start(planDecodeWorkerCount(workers === undefined ? undefined : Number(workers), table.metadata, data.length, bytes), table.metadata, deletes.pathKeys());
         info.workers = pool.size;
         return pool.decode;
       };
@@ -247,8 +247,8 @@ export async function planPhase(location: string, runs: number, concurrency?: nu
         (c, spec, index) => {
           tasks += c.count;
           const counting = Object.create(index) as DeleteFileIndex;
-          counting.forPath = (path, seq, key) => {
-            const d = index.forPath(path, seq, key);
+          counting.forPath = (path, seq, key, pathScoped) => {
+            const d = index.forPath(path, seq, key, pathScoped);
             deletes += (d.deletionVector ? 1 : 0) + d.positionDeletes.length + d.equalityDeletes.length;
             return d;
           };

@@ -126,7 +126,7 @@ async function main(): Promise<void> {
     '',
     'packice plans from the manifests alone: it reads the delete manifests, then streams the data manifests (8 at a ' +
       'time; their bytes read on the main thread and decoded into columns on worker threads, `packice.plan.decode-workers`, ' +
-      'by default vCPUs - 1 from 32 MiB of data manifests, else on the main thread; column metrics skipped, as Java ' +
+      'by default one per vCPU from 2 vCPUs and 32 MiB of data manifests, else on the main thread; column metrics skipped, as Java ' +
       'reads without `includeColumnStats()`), pairs each data file with its deletes and keeps only the candidates (too small, too large, ' +
       'with deletes, another spec or format) column by column (typed arrays and one array of paths, lib/compaction/candidate-store.ts), ' +
       'counting the rest; then it bin-packs per partition, keeps the best 1,000 ' +

@@ -273,7 +273,7 @@ export class FactsAccumulator {
         continue;
       }
       const seq = c.sequenceNumbers[i];
-      const d = deletes.forPath(c.paths[i], seq, key);
+      const d = deletes.forPath(c.paths[i], seq, key, !(c.flags[i] & COLUMN_FLAGS.NO_PATH_DELETES));
       const snapshotId = c.flags[i] & COLUMN_FLAGS.NO_SNAPSHOT ? null : c.snapshotIds[i];
       if (!same) {
         this.add({ dataFile: columnsDataFile(c, i, row), spec, dataSequenceNumber: seq, snapshotId, deletes: d, partitionKey: key });

@@ -17,7 +17,11 @@ import { workerStart } from './worker-start.js';
 
 /** Table property: worker threads decoding a plan's data manifests (0: on the planner's own thread). */
 export const PLAN_DECODE_WORKERS_PROPERTY = 'packice.plan.decode-workers';
-/** At most this many by default: the planner's own thread reads, pairs deletes and keeps candidates. */
+/**
+ * At most this many by default. One per vCPU from 2 vCPUs: the planner's own thread (reading,
+ * pairing deletes, keeping candidates) is busy a third of a 1M-file scan and waits on the decode
+ * the rest (BENCHMARKS.md, "Planning at scale, session 21"); Java plans on a pool of one thread per core.
+ */
 export const MAX_DEFAULT_PLAN_WORKERS = 5;
 /**
  * Below this many bytes of data manifests, the default is no pool: starting a worker (its module
@@ -30,6 +34,8 @@ export const MIN_POOL_MANIFEST_BYTES = 32 * 1024 * 1024;
 export interface PlanWorkerData {
   readonly module: string;
   readonly metadata: TableMetadata;
+  /** DeleteFileIndex.pathKeys() of the scan. */
+  readonly pathDeletes: readonly string[];
 }
 
 export type ToPlanWorker = { readonly id: number; readonly manifest: ManifestFile; readonly bytes: Uint8Array };
@@ -38,15 +44,16 @@ export type FromPlanWorker =
   | { readonly id: number; readonly error: ErrorJson };
 
 /**
- * Plan decode workers: `explicit` (an option, else the table property) when given, else one fewer
- * than the vCPUs (on Lambda: its memory ÷ 1,769 MB), at most 5, none for less than 32 MiB of data
- * manifests. Never more than the manifests.
+ * Plan decode workers: `explicit` (an option, else the table property) when given, else one per
+ * vCPU (on Lambda: its memory ÷ 1,769 MB) from 2 vCPUs, none on 1, at most 5, none for less than
+ * 32 MiB of data manifests. Never more than the manifests.
  */
 export function planDecodeWorkerCount(explicit: number | undefined, metadata: TableMetadata, manifests: number, manifestBytes: number): number {
   const asked = workersAsked(explicit, metadata, PLAN_DECODE_WORKERS_PROPERTY);
   if (asked !== undefined) return Math.min(asked, manifests);
   if (manifestBytes < MIN_POOL_MANIFEST_BYTES) return 0;
-  return Math.max(0, Math.min(vcpus() - 1, MAX_DEFAULT_PLAN_WORKERS, manifests));
+  const cpus = vcpus();
+  return cpus < 2 ? 0 : Math.min(cpus, MAX_DEFAULT_PLAN_WORKERS, manifests);
 }
 
 interface PlanWorker {
@@ -62,18 +69,23 @@ export class ManifestDecodePool {
 
   private readonly specs: ReturnType<typeof specsById>;
   private readonly schema: ReturnType<typeof currentSchema>;
+  private readonly pathDeletes: ReadonlySet<string>;
 
-  private constructor(metadata: TableMetadata) {
+  private constructor(metadata: TableMetadata, pathDeletes: readonly string[]) {
     this.specs = specsById(metadata);
     this.schema = currentSchema(metadata);
+    this.pathDeletes = new Set(pathDeletes);
   }
 
-  /** Starts `count` workers; with 0, `decode` runs on this thread. */
-  static start(count: number, metadata: TableMetadata): ManifestDecodePool {
+  /**
+   * Starts `count` workers; with 0, `decode` runs on this thread. `pathDeletes`: the scan's
+   * DeleteFileIndex.pathKeys(), to flag the files no path-scoped delete names.
+   */
+  static start(count: number, metadata: TableMetadata, pathDeletes: readonly string[]): ManifestDecodePool {
     if (!Number.isSafeInteger(count) || count < 0) throw new InvalidArgumentError(`plan decode workers must be a whole number >= 0, got ${count}`);
-    const pool = new ManifestDecodePool(metadata);
+    const pool = new ManifestDecodePool(metadata, pathDeletes);
     const { url, module } = workerStart('plan-worker');
-    const workerData: PlanWorkerData = { module, metadata };
+    const workerData: PlanWorkerData = { module, metadata, pathDeletes };
     for (let i = 0; i < count; i++) {
       const w: PlanWorker = { thread: new Worker(url, { workerData }), pending: new Map() };
       w.thread.on('message', (m: FromPlanWorker) => {
@@ -98,7 +110,7 @@ export class ManifestDecodePool {
     if (this.failure) return Promise.reject(this.failure);
     if (this.closed) return Promise.reject(new IllegalStateError('the plan decode pool is closed'));
     if (this.workers.length === 0) {
-      return decodeManifestColumns(bytes, manifest, this.specs.get(manifest.partitionSpecId)!, this.schema);
+      return decodeManifestColumns(bytes, manifest, this.specs.get(manifest.partitionSpecId)!, this.schema, this.pathDeletes);
     }
     // The worker with the fewest manifests in hand.
     const w = this.workers.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));

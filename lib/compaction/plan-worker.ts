@@ -9,7 +9,8 @@ import { currentSchema, specsById } from '../iceberg/table-metadata.js';
 import type { FromPlanWorker, PlanWorkerData, ToPlanWorker } from './plan-pool.js';
 
 const port = parentPort!;
-const { metadata } = workerData as PlanWorkerData;
+const { metadata, pathDeletes: paths } = workerData as PlanWorkerData;
+const pathDeletes = new Set(paths);
 const specs = specsById(metadata);
 const schema = currentSchema(metadata);
 
@@ -17,7 +18,7 @@ const schema = currentSchema(metadata);
 let queue = Promise.resolve();
 port.on('message', (m: ToPlanWorker) => {
   queue = queue.then(() =>
-    decodeManifestColumns(m.bytes, m.manifest, specs.get(m.manifest.partitionSpecId)!, schema).then(
+    decodeManifestColumns(m.bytes, m.manifest, specs.get(m.manifest.partitionSpecId)!, schema, pathDeletes).then(
       (columns) => port.postMessage({ id: m.id, columns } satisfies FromPlanWorker, columnBuffers(columns)),
       (e: unknown) => port.postMessage({ id: m.id, error: errorToJson(e) } satisfies FromPlanWorker),
     ),

@@ -10,6 +10,7 @@ import { danglingFigures, unneededDeletes } from './dangling-deletes.js';
 import { createHash } from 'node:crypto';
 import type { FileIO } from '../io/file-io.js';
 import { deleteFileKey, deleteFileReadBytes } from '../iceberg/delete-file.js';
+import type { DeleteFileIndex } from '../iceberg/delete-index.js';
 import { FileContent, type DataFile } from '../iceberg/manifest.js';
 import { isUnpartitioned } from '../iceberg/partition.js';
 import { MetadataColumns } from '../iceberg/schema.js';
@@ -38,7 +39,7 @@ export async function planCompaction(
   options: {
     readonly nowMs?: number;
     readonly concurrency?: number;
-    /** Worker threads decoding data manifests (plan-pool.ts); else the table property `packice.plan.decode-workers`, else vCPUs - 1. */
+    /** Worker threads decoding data manifests (plan-pool.ts); else the table property `packice.plan.decode-workers`, else one per vCPU from 2. */
     readonly decodeWorkers?: number;
   } = {},
 ): Promise<Plan> {
@@ -61,9 +62,9 @@ export async function planCompaction(
   } else {
     let pool: ManifestDecodePool | undefined;
     try {
-      const decoder = (data: readonly ManifestFile[]): DecodeColumns => {
+      const decoder = (data: readonly ManifestFile[], deletes: DeleteFileIndex): DecodeColumns => {
         const bytes = data.reduce((sum, m) => sum + Number(m.manifestLength), 0);
-        pool = ManifestDecodePool.start(planDecodeWorkerCount(options.decodeWorkers, metadata, data.length, bytes), metadata);
+        pool = ManifestDecodePool.start(planDecodeWorkerCount(options.decodeWorkers, metadata, data.length, bytes), metadata, deletes.pathKeys());
         return pool.decode;
       };
       scan = await streamFileColumns(io, metadata, decoder, (c, spec, deletes) => accumulator.addColumns(c, spec, deletes), concurrency);
@@ -139,7 +140,7 @@ export function planFromFacts(
 
   // Most files removed per byte read first; the rest wait for the next run. Only the chosen
   // groups are written out as messages.
-  drafts.sort((a, b) => b.value - a.value || cmp(a.id, b.id));
+  drafts.sort((a, b) => b.value - a.value || cmp(draftId(kept, a), draftId(kept, b)));
   const jsonCache = new Map<string, DataFileJson>();
   const chosen = drafts.slice(0, policy.maxGroups).map((d) => makeGroup(metadata, kept, d, policy, jsonCache));
 
@@ -223,7 +224,8 @@ interface DraftGroup {
   readonly partition: PartitionFacts;
   /** Indexes in KeptFiles, in the order the rewrite reads them. */
   readonly files: readonly number[];
-  readonly id: string;
+  /** groupId, made when asked (draftId): for the chosen groups and ties in value only. */
+  id: string | undefined;
   readonly estimate: GroupEstimate;
   readonly value: number;
 }
@@ -237,11 +239,15 @@ function draftGroup(kept: KeptFiles, partition: PartitionFacts, bin: readonly nu
   return {
     partition,
     files,
-    id: groupId(partition.specId, partition.key, files.map((i) => kept.path(i))),
+    id: undefined,
     estimate: e,
     // Delete files count as removed work too, or a lone file with a DV (one in, one out) would never run.
     value: (e.filesIn + deletes.size - e.filesOut) / Math.max(1, e.bytesToRead),
   };
+}
+
+function draftId(kept: KeptFiles, d: DraftGroup): string {
+  return (d.id ??= groupId(d.partition.specId, d.partition.key, d.files.map((i) => kept.path(i))));
 }
 
 function makeGroup(metadata: TableMetadata, kept: KeptFiles, draft: DraftGroup, policy: ResolvedPolicy, cache: Map<string, DataFileJson>): FileGroup {
@@ -260,7 +266,7 @@ function makeGroup(metadata: TableMetadata, kept: KeptFiles, draft: DraftGroup, 
   const maxSeq = files.reduce((m, i) => (kept.sequenceNumber(i) > m ? kept.sequenceNumber(i) : m), 0n);
   const specId = partition.specId;
   return {
-    id: draft.id,
+    id: draftId(kept, draft),
     specId,
     partition: partition.partition,
     partitionPath: partition.partitionPath,

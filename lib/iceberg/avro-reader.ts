@@ -131,31 +131,124 @@ export function avroSkipper(schema: AvroSchema, named: ReadonlyMap<string, AvroS
     }
     case 'array':
     case 'map': {
-      const item = avroSkipper((o.type === 'array' ? o.items : o.values) as AvroSchema, named);
+      const itemSchema = (o.type === 'array' ? o.items : o.values) as AvroSchema;
+      const flat = flatKinds(itemSchema, named);
+      if (flat !== undefined) return flatArraySkipper(o.type === 'map' ? [BYTES, ...flat] : flat);
+      const item = avroSkipper(itemSchema, named);
       if (item === undefined) return undefined;
       const isMap = o.type === 'map';
-      return (c) => {
-        for (;;) {
-          let n = readVarInt(c);
-          if (n === 0 || c.pos > c.buf.length) return;
-          if (n < 0) {
-            // A block with its byte size: jump over it.
-            const size = readVarInt(c);
-            if (size >= 0) {
-              c.pos += size;
-              continue;
-            }
-            n = -n;
-          }
-          for (; n > 0; n--) {
-            if (isMap) skipBytes(c);
-            item(c);
-          }
+      const items = (c: AvroCursor, n: number): void => {
+        for (; n > 0; n--) {
+          if (isMap) skipBytes(c);
+          item(c);
         }
       };
+      return (c) => skipBlocks(c, items);
     }
     default:
       return typeof o.type === 'string' ? (named.has(o.type) ? avroSkipper(o.type, named) : primitiveSkipper(o.type)) : avroSkipper(o.type, named);
+  }
+}
+
+/** Kinds of flatKinds: a varint, a length-prefixed run, else a fixed number of bytes (>= 0). */
+const VARINT = -1;
+const BYTES = -2;
+
+/**
+ * The kinds of a primitive, or of a record whose fields are all primitives (the key-value
+ * records of the metrics maps a manifest skips), in order; undefined for anything else.
+ */
+function flatKinds(schema: AvroSchema, named: ReadonlyMap<string, AvroSchemaObject>): number[] | undefined {
+  const s = typeOf(schema, named);
+  if (s === undefined || Array.isArray(s)) return undefined;
+  const o = typeof s === 'string' ? undefined : (s as AvroSchemaObject);
+  const name = o === undefined ? (s as string) : typeof o.type === 'string' && !named.has(o.type) ? o.type : undefined;
+  if (o?.type === 'record') {
+    const fields = (Array.isArray(o.fields) ? o.fields : []) as { type: AvroSchema }[];
+    const kinds: number[] = [];
+    for (const f of fields) {
+      const k = flatKinds(f.type, named);
+      if (k === undefined || k.length !== 1) return undefined;
+      kinds.push(k[0]);
+    }
+    return kinds;
+  }
+  if (o?.type === 'fixed') return [Number(o.size)];
+  switch (name) {
+    case 'null':
+      return [0];
+    case 'boolean':
+      return [1];
+    case 'int':
+    case 'long':
+    case 'enum':
+      return [VARINT];
+    case 'float':
+      return [4];
+    case 'double':
+      return [8];
+    case 'bytes':
+    case 'string':
+      return [BYTES];
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Skips an array (or map, its key first in `kinds`) of flat items in one loop over the bytes:
+ * a manifest's column metrics are most of its values, and one call per value cost more than
+ * the skipping.
+ */
+function flatArraySkipper(kinds: readonly number[]): AvroSkip {
+  const k = Int32Array.from(kinds);
+  const fields = k.length;
+  const items = (c: AvroCursor, n: number): void => {
+    const buf = c.buf;
+    const end = buf.length;
+    let pos = c.pos;
+    for (; n > 0 && pos <= end; n--) {
+      for (let f = 0; f < fields; f++) {
+        const kind = k[f];
+        if (kind === VARINT) {
+          while (buf[pos++] & 0x80);
+        } else if (kind === BYTES) {
+          // A zig-zag varint length.
+          let b = buf[pos++];
+          let len = b & 0x7f;
+          let mul = 128;
+          while (b & 0x80 && mul < 2 ** 70) {
+            b = buf[pos++];
+            len += (b & 0x7f) * mul;
+            mul *= 128;
+          }
+          // Negative (odd) or past the end: the caller sees pos > length.
+          if (len % 2 === 1 || pos + len / 2 > end) pos = end + 1;
+          else pos += len / 2;
+        } else {
+          pos += kind;
+        }
+      }
+    }
+    c.pos = pos;
+  };
+  return (c) => skipBlocks(c, items);
+}
+
+/** Skips an array's or map's blocks, each block's items by `items` (a block with its byte size is jumped over). */
+function skipBlocks(c: AvroCursor, items: (c: AvroCursor, n: number) => void): void {
+  for (;;) {
+    let n = readVarInt(c);
+    if (n === 0 || c.pos > c.buf.length) return;
+    if (n < 0) {
+      const size = readVarInt(c);
+      if (size >= 0) {
+        c.pos += size;
+        continue;
+      }
+      n = -n;
+    }
+    items(c, n);
   }
 }
 

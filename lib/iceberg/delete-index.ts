@@ -37,6 +37,8 @@ export class DeleteFileIndex {
   private readonly eqGlobal: DeleteFileRef[] = [];
   /** file_path bounds of partition-scoped position deletes that have them. */
   private readonly pathRanges = new Map<DeleteFileRef, PathRange>();
+  /** The last deletes found per partition key for a file no path-scoped delete names, and its sequence number. */
+  private readonly byPartitionOnly = new Map<string, { readonly seq: bigint; readonly deletes: ApplicableDeletes }>();
   private count = 0;
 
   constructor(private readonly specs: ReadonlyMap<number, PartitionSpec>) {}
@@ -49,6 +51,7 @@ export class DeleteFileIndex {
     const file = entry.dataFile;
     const ref: DeleteFileRef = { file, dataSequenceNumber: entry.sequenceNumber ?? 0n };
     this.count++;
+    this.byPartitionOnly.clear();
     if (file.content === FileContent.PositionDeletes) {
       const target = referencedDataFile(file);
       if (isDeletionVector(file)) {
@@ -75,19 +78,46 @@ export class DeleteFileIndex {
     return this.forPath(file.filePath, dataSequenceNumber, key);
   }
 
-  /** forDataFile for the data file at `filePath` of the partition with key `key` (all it reads of the file). */
-  forPath(filePath: string, dataSequenceNumber: bigint, key: string): ApplicableDeletes {
+  /**
+   * The normalized paths that deletion vectors and file-scoped position deletes name: a data file
+   * whose normalized path is not among them has only partition-scoped or global deletes.
+   */
+  pathKeys(): string[] {
+    return [...new Set([...this.dvs.keys(), ...this.posByPath.keys()])];
+  }
+
+  /**
+   * forDataFile for the data file at `filePath` of the partition with key `key` (all it reads of
+   * the file). `pathScoped` false: the caller knows its normalized path is not in pathKeys(), so
+   * only the partition's deletes are looked up, and (without file_path bounds to check) one
+   * answer, the same object, serves the files of a partition and sequence number in a row.
+   */
+  forPath(filePath: string, dataSequenceNumber: bigint, key: string, pathScoped = true): ApplicableDeletes {
     if (this.count === 0) return NO_DELETES;
+    if (!pathScoped) {
+      // file_path bounds make the answer depend on the path.
+      if (this.pathRanges.size > 0) return this.lookUp(filePath, undefined, dataSequenceNumber, key);
+      const last = this.byPartitionOnly.get(key);
+      if (last !== undefined && last.seq === dataSequenceNumber) return last.deletes;
+      const deletes = this.lookUp(filePath, undefined, dataSequenceNumber, key);
+      this.byPartitionOnly.set(key, { seq: dataSequenceNumber, deletes });
+      return deletes;
+    }
     // Most data files have no delete: look up before building any array.
-    const path = this.dvs.size > 0 || this.posByPath.size > 0 ? normalizePath(filePath) : '';
+    const path = this.dvs.size > 0 || this.posByPath.size > 0 ? normalizePath(filePath) : undefined;
+    return this.lookUp(filePath, path, dataSequenceNumber, key);
+  }
+
+  /** forPath with the path normalized, undefined when no DV or file-scoped position delete can name it. */
+  private lookUp(filePath: string, path: string | undefined, dataSequenceNumber: bigint, key: string): ApplicableDeletes {
     // DVs and position deletes: delete seq >= data seq.
-    const dvs = this.dvs.size > 0 ? this.dvs.get(path) : undefined;
+    const dvs = path !== undefined && this.dvs.size > 0 ? this.dvs.get(path) : undefined;
     // The newest that applies, the first of equals.
     let deletionVector: DeleteFileRef | undefined;
     for (const d of dvs ?? NONE) {
       if (d.dataSequenceNumber >= dataSequenceNumber && (!deletionVector || d.dataSequenceNumber > deletionVector.dataSequenceNumber)) deletionVector = d;
     }
-    const byPath = deletionVector || this.posByPath.size === 0 ? undefined : this.posByPath.get(path);
+    const byPath = deletionVector || path === undefined || this.posByPath.size === 0 ? undefined : this.posByPath.get(path);
     const byPartition = deletionVector ? undefined : this.posByPartition.get(key);
     const eqByPartition = this.eqByPartition.get(key);
     if (!deletionVector && !byPath && !byPartition && !eqByPartition && this.eqGlobal.length === 0) return NO_DELETES;

@@ -6,6 +6,7 @@
  * (readManifestBatches). A file the columns cannot give back exactly (key metadata, equality
  * ids, a delete file's fields, an integer beyond 2^53 or 2^63) comes whole, in `whole`.
  */
+import { normalizePath } from '../io/path.js';
 import type { ByteSource } from './avro.js';
 import type { ManifestFile } from './manifest-list.js';
 import { FileContent, manifestSourceBatches, type DataFile, type FileFormat, type ManifestEntry } from './manifest.js';
@@ -14,7 +15,7 @@ import type { Schema } from './schema.js';
 import type { Row } from './values.js';
 
 /** Bits of ManifestColumns.flags. */
-export const COLUMN_FLAGS = { NO_SNAPSHOT: 1, SORT_ORDER: 2, FIRST_ROW_ID: 4 } as const;
+export const COLUMN_FLAGS = { NO_SNAPSHOT: 1, SORT_ORDER: 2, FIRST_ROW_ID: 4, NO_PATH_DELETES: 8 } as const;
 
 export interface ManifestColumns {
   /** Live data files read, `whole` ones included. */
@@ -79,8 +80,18 @@ export function fitsColumns(f: DataFile): boolean {
 const entryFits = (e: ManifestEntry, specId: number): boolean =>
   fitsColumns(e.dataFile) && e.dataFile.specId === specId && fitsLong(e.sequenceNumber ?? 0n) && fitsLong(e.snapshotId);
 
-/** Reads a data manifest's bytes into columns: its live data files (status not DELETED, content data). */
-export async function decodeManifestColumns(source: ByteSource, manifest: ManifestFile, spec: PartitionSpec, schema: Schema): Promise<ManifestColumns> {
+/**
+ * Reads a data manifest's bytes into columns: its live data files (status not DELETED, content
+ * data). With `pathDeletes` (DeleteFileIndex.pathKeys), a file whose normalized path is not among
+ * them is flagged NO_PATH_DELETES, so the thread that pairs deletes looks up its partition only.
+ */
+export async function decodeManifestColumns(
+  source: ByteSource,
+  manifest: ManifestFile,
+  spec: PartitionSpec,
+  schema: Schema,
+  pathDeletes?: ReadonlySet<string>,
+): Promise<ManifestColumns> {
   // Sized by the manifest list's counts when it has them (grown when they are short): each batch
   // of entries goes into the columns as it is decoded and dies young.
   const listed = (manifest.addedFilesCount ?? 0) + (manifest.existingFilesCount ?? 0);
@@ -136,7 +147,7 @@ export async function decodeManifestColumns(source: ByteSource, manifest: Manife
       c.sizes[i] = Number(f.fileSizeInBytes);
       c.records[i] = Number(f.recordCount);
       c.sequenceNumbers[i] = e.sequenceNumber ?? 0n;
-      let flags = 0;
+      let flags = pathDeletes !== undefined && (pathDeletes.size === 0 || !pathDeletes.has(normalizePath(f.filePath))) ? COLUMN_FLAGS.NO_PATH_DELETES : 0;
       if (e.snapshotId === null) flags |= COLUMN_FLAGS.NO_SNAPSHOT;
       else c.snapshotIds[i] = e.snapshotId;
       if (f.sortOrderId !== null && f.sortOrderId !== undefined) {

@@ -148,7 +148,7 @@ export type DecodeColumns = (manifest: ManifestFile, bytes: Uint8Array) => Promi
 export async function streamFileColumns(
   io: FileIO,
   metadata: TableMetadata,
-  decoder: (dataManifests: readonly ManifestFile[]) => DecodeColumns,
+  decoder: (dataManifests: readonly ManifestFile[], deletes: DeleteFileIndex) => DecodeColumns,
   onColumns: (columns: ManifestColumns, spec: PartitionSpec, deletes: DeleteFileIndex) => void,
   options: Omit<PlanFilesOptions, 'columnStats'> = {},
 ): Promise<StreamedScan> {
@@ -156,7 +156,7 @@ export async function streamFileColumns(
   if (!snapshot?.manifestList) return { snapshot, deleteFiles: [], deleteRefs: [], manifests: [] };
   const { specs, manifests, read, index, deleteFiles, deleteRefs, limit } = await readDeletes(io, metadata, snapshot.manifestList, options);
   const data = read(0);
-  const decode = decoder(data);
+  const decode = decoder(data, index);
   await forEachLimit(data, limit, async (m) => {
     const spec = specs.get(m.partitionSpecId);
     if (!spec) throw new InvalidFileError(`manifest uses partition spec ${m.partitionSpecId}, which the table does not have`, { path: m.manifestPath });

@@ -340,16 +340,48 @@ const INTERNED: ReadonlySet<number> = new Set([S.SPLIT_OFFSETS, S.EQUALITY_IDS])
 
 function interned(read: AvroRead): AvroRead {
   const seen = new Map<string, unknown>();
+  const last = new LastBytes<unknown>();
   return (c) => {
     const start = c.pos;
     const value = read(c);
     if (value === null) return value;
+    const same = last.get(c.buf, start, c.pos);
+    if (same !== undefined) return same;
     const bytes = c.buf.toString('latin1', start, c.pos);
-    const known = seen.get(bytes);
-    if (known !== undefined) return known;
-    if (seen.size < 4096) seen.set(bytes, value);
-    return value;
+    let known = seen.get(bytes);
+    if (known === undefined) {
+      known = value;
+      if (seen.size < 4096) seen.set(bytes, value);
+    }
+    last.set(c.buf, start, c.pos, known);
+    return known;
   };
+}
+
+/**
+ * The value decoded from the previous entry's bytes of a field: neighbouring entries mostly
+ * share their partition and split offsets, and comparing a few bytes costs less than making
+ * the string that keys the map of every value seen.
+ */
+class LastBytes<T> {
+  private buf: Buffer | undefined;
+  private start = 0;
+  private end = 0;
+  private value: T | undefined;
+
+  get(buf: Buffer, start: number, end: number): T | undefined {
+    const prev = this.buf;
+    if (prev === undefined || end - start !== this.end - this.start) return undefined;
+    for (let i = start, j = this.start; i < end; i++, j++) if (buf[i] !== prev[j]) return undefined;
+    return this.value;
+  }
+
+  set(buf: Buffer, start: number, end: number, value: T): void {
+    this.buf = buf;
+    this.start = start;
+    this.end = end;
+    this.value = value;
+  }
 }
 
 /** Checks and converts one entry's values (slots S) into the entry. */
@@ -463,16 +495,21 @@ function directDecoder(
     const reads = recordFieldsOf(rec).map((pf) => ({ name: pf.name, read: avroReader(pf.type, named) }));
     if (!skip || reads.some((r) => r.read === undefined)) return undefined;
     const rows = new Map<string, Row>();
+    const last = new LastBytes<Row>();
     return (c, v) => {
       const start = c.pos;
       skip(c);
-      const bytes = c.buf.toString('latin1', start, c.pos);
-      let row = rows.get(bytes);
+      let row = last.get(c.buf, start, c.pos);
       if (row === undefined) {
-        const at: AvroCursor = { buf: c.buf, pos: start };
-        const raw: AvroRecord = {};
-        for (const r of reads) raw[r.name] = r.read!(at);
-        rows.set(bytes, (row = decodePartition(raw)));
+        const bytes = c.buf.toString('latin1', start, c.pos);
+        row = rows.get(bytes);
+        if (row === undefined) {
+          const at: AvroCursor = { buf: c.buf, pos: start };
+          const raw: AvroRecord = {};
+          for (const r of reads) raw[r.name] = r.read!(at);
+          rows.set(bytes, (row = decodePartition(raw)));
+        }
+        last.set(c.buf, start, c.pos, row);
       }
       v[S.PARTITION] = row;
     };
