@@ -10,7 +10,7 @@
  */
 import * as arrow from 'apache-arrow';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { commitTable, loadTable, type Table } from '../lib/catalog/table.js';
 import { LocalFileIO } from '../lib/io/local.js';
@@ -48,7 +48,11 @@ const FACTS = 'bench-table.json';
 /** The facts of a complete cached table at `location`, or null (a partial one is removed). */
 export function cachedTable(location: string): TableFacts | null {
   const file = join(location, FACTS);
-  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as TableFacts;
+  if (existsSync(file)) {
+    const facts = JSON.parse(readFileSync(file, 'utf8')) as TableFacts;
+    // Built in another folder (a copied .cache, a removed worktree): its metadata names files there.
+    if (resolve(facts.location) === resolve(location)) return facts;
+  }
   if (existsSync(location)) rmSync(location, { recursive: true, force: true });
   return null;
 }
