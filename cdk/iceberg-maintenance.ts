@@ -549,8 +549,9 @@ export class IcebergMaintenance extends Construct {
         memorySize,
         timeout,
         tracing: lambda.Tracing.ACTIVE,
-        environment: { NODE_OPTIONS: '--enable-source-maps', POWERTOOLS_SERVICE_NAME: REPORT_METRICS.service },
         ...extra,
+        // A function's own variables join the ones every function has.
+        environment: { NODE_OPTIONS: '--enable-source-maps', POWERTOOLS_SERVICE_NAME: REPORT_METRICS.service, ...extra.environment },
       });
     this.planFunction = fn('PlanFunction', 'plan');
     this.planFunction.addEnvironment(WORK_LOCATION_ENV, workLocation);
@@ -558,11 +559,7 @@ export class IcebergMaintenance extends Construct {
     // Sort rewrites spill sorted runs to /tmp (lib/compaction/external-sort.ts).
     this.rewriteFunction = fn('RewriteFunction', 'rewrite', {
       memorySize: rewriteMemorySize,
-      environment: {
-        NODE_OPTIONS: '--enable-source-maps',
-        POWERTOOLS_SERVICE_NAME: REPORT_METRICS.service,
-        AWS_LAMBDA_EXEC_WRAPPER: `${LAMBDA_TASK_ROOT}/${EXEC_WRAPPER.fileName}`,
-      },
+      environment: { AWS_LAMBDA_EXEC_WRAPPER: `${LAMBDA_TASK_ROOT}/${EXEC_WRAPPER.fileName}` },
       ephemeralStorageSize: Size.gibibytes(4),
       ...(props.rewriteReservedConcurrency !== undefined ? { reservedConcurrentExecutions: props.rewriteReservedConcurrency } : {}),
     });
@@ -578,11 +575,7 @@ export class IcebergMaintenance extends Construct {
     this.triggerFunction = fn('TriggerFunction', 'trigger', {
       timeout: Duration.minutes(2),
       deadLetterQueue: this.deadLetterQueue,
-      environment: {
-        NODE_OPTIONS: '--enable-source-maps',
-        POWERTOOLS_SERVICE_NAME: REPORT_METRICS.service,
-        [MAINTAINED_TABLES_ENV]: JSON.stringify(tables),
-      },
+      environment: { [MAINTAINED_TABLES_ENV]: JSON.stringify(tables) },
     });
     this.expireFunction = fn('ExpireFunction', 'expire');
     this.orphansFunction = fn('OrphansFunction', 'orphans');

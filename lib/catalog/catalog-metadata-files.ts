@@ -7,7 +7,7 @@
  */
 import type { FileIO } from '../io/file-io.js';
 import { baseName } from '../io/path.js';
-import { metadataFolder } from './object-store-catalog.js';
+import { metadataFolder, versionMatched } from './object-store-catalog.js';
 
 const CATALOG_METADATA_FILE = /^(\d+)-[0-9a-fA-F-]{36}\.metadata\.json$/;
 
@@ -19,10 +19,7 @@ export const CATALOG_OWNED_REASON =
 
 /** NNNNN of a file named `NNNNN-<uuid>.metadata.json`, else undefined. */
 export function catalogMetadataVersionOf(fileName: string): number | undefined {
-  const m = CATALOG_METADATA_FILE.exec(fileName);
-  if (!m) return undefined;
-  const version = Number(m[1]);
-  return Number.isSafeInteger(version) ? version : undefined;
+  return versionMatched(CATALOG_METADATA_FILE, fileName);
 }
 
 /** The newest `NNNNN-<uuid>.metadata.json` in the table's metadata folder: highest NNNNN, then the latest written. */

@@ -48,7 +48,12 @@ export function versionHintLocation(tableLocation: string): string {
 
 /** N for a file named `v<N>.metadata.json`, else undefined. */
 export function metadataVersionOf(fileName: string): number | undefined {
-  const m = METADATA_FILE.exec(fileName);
+  return versionMatched(METADATA_FILE, fileName);
+}
+
+/** The version a metadata file's name carries in `pattern`'s first group, when it is a safe integer. */
+export function versionMatched(pattern: RegExp, fileName: string): number | undefined {
+  const m = pattern.exec(fileName);
   if (!m) return undefined;
   const version = Number(m[1]);
   return Number.isSafeInteger(version) ? version : undefined;
