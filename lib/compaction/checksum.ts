@@ -34,6 +34,7 @@ import { indexById, type Schema } from '../iceberg/schema.js';
 import { type IcebergType, type NestedField, type StructType, isLongValued } from '../iceberg/types.js';
 import { uuidFromBytes, type IcebergValue, type Row } from '../iceberg/values.js';
 import { readData } from '../parquet/values.js';
+import { HashKernel, type KernelKind } from './hash-kernel.js';
 import { LAST_UPDATED_SEQUENCE_NUMBER_FIELD, ROW_ID_FIELD } from '../table/scan.js';
 
 const A1 = 0xcc9e2d51;
@@ -397,86 +398,77 @@ export class RowSetChecksum {
 type AnyData = arrow.Data<arrow.DataType>;
 
 /**
- * The lane states of a batch's rows, three Int32 slots per row (lane A, lane B, word count),
- * and a scratch list of rows a kernel left to a slower path. One instance serves every batch
- * of a hasher (grown when a batch is larger), so hashing a batch allocates next to nothing.
+ * The lane states of a batch's rows: lane A, lane B and word count, one Int32 array each, in
+ * the hash kernel's memory (hash-kernel.ts), where its SIMD loops work on four rows at once;
+ * and a scratch list of rows a kernel left to a slower path. The kernel's memory serves every
+ * hasher of the thread (grown when a batch is larger), so hashing a batch allocates next to nothing.
  */
 class ColumnLanes {
-  /** Row i's lane A at 3i, lane B at 3i + 1, word count at 3i + 2. */
-  s = new Int32Array(0);
+  readonly kernel = HashKernel.get();
+  A = new Int32Array(0);
+  B = new Int32Array(0);
+  N = new Int32Array(0);
   /** Rows a kernel put aside (non-ASCII text, decimals beyond 64 bits). */
   deferred = new Int32Array(0);
   size = 0;
   private readonly one = new Lanes();
-
-  /** Fresh states (seeds, no words) to copy from: a copy is a memcpy, a loop setting them is not. */
-  private fresh = new Int32Array(0);
+  private readonly sums = new Uint32Array(4);
 
   /** Starts `size` fresh rows. */
   reset(size: number): void {
-    if (this.deferred.length < size) {
-      this.s = new Int32Array(3 * size);
-      this.deferred = new Int32Array(size);
-      this.fresh = new Int32Array(3 * size);
-      for (let j = 0; j < 3 * size; j += 3) {
-        this.fresh[j] = SEED_A;
-        this.fresh[j + 1] = SEED_B;
-      }
-    }
+    const k = this.kernel;
+    k.reserve(size);
+    this.A = k.A;
+    this.B = k.B;
+    this.N = k.N;
+    this.deferred = k.deferred;
     this.size = size;
-    this.s.set(this.fresh.subarray(0, 3 * size));
+    this.A.fill(SEED_A);
+    this.B.fill(SEED_B);
+    this.N.fill(0);
   }
 
   word(i: number, w: number): void {
-    const s = this.s;
-    const j = 3 * i;
-    s[j] = mixA(s[j], w);
-    s[j + 1] = mixB(s[j + 1], w);
-    s[j + 2]++;
+    this.A[i] = mixA(this.A[i], w);
+    this.B[i] = mixB(this.B[i], w);
+    this.N[i]++;
   }
 
   /** Row i's state as a Lanes, for the per-value encoders. */
   load(i: number): Lanes {
     const l = this.one;
-    l.a = this.s[3 * i];
-    l.b = this.s[3 * i + 1];
-    l.n = this.s[3 * i + 2];
+    l.a = this.A[i];
+    l.b = this.B[i];
+    l.n = this.N[i];
     return l;
   }
 
   store(i: number): void {
-    this.s[3 * i] = this.one.a;
-    this.s[3 * i + 1] = this.one.b;
-    this.s[3 * i + 2] = this.one.n;
+    this.A[i] = this.one.a;
+    this.B[i] = this.one.b;
+    this.N[i] = this.one.n;
   }
 
   /**
-   * Finishes every row (as `Lanes.finish`) and adds their sum to `sum`. The halves are summed
-   * as doubles, exact up to 2^21 rows, and carried once per chunk of that many.
+   * Finishes every row (as `Lanes.finish`) and adds their sum to `sum`: the kernel sums the
+   * rows four at a time, the last rows (fewer than four) are finished here.
    */
   finish(sum: RowSetChecksum): void {
-    const s = this.s;
-    const CHUNK = 1 << 20;
-    for (let from = 0; from < this.size; from += CHUNK) {
-      const to = Math.min(this.size, from + CHUNK);
-      let hi = 0;
-      let lo = 0;
-      for (let i = from; i < to; i++) {
-        const n = s[3 * i + 2];
-        let a = s[3 * i] ^ n;
-        let b = s[3 * i + 1] ^ Math.imul(n, 0x27d4eb2f);
-        a = (a + b) | 0;
-        b = (b + a) | 0;
-        a = fmix32(a);
-        b = fmix32(b);
-        a = (a + b) | 0;
-        b = (b + a) | 0;
-        hi += a >>> 0;
-        lo += b >>> 0;
-      }
-      const carry = Math.floor(lo / TWO_32);
-      sum.addDigest((hi + carry) % TWO_32, lo % TWO_32, to - from);
+    const quads = this.size & ~3;
+    const s = this.sums;
+    this.kernel.finish(quads, s);
+    // Σ(a·2^32 + b) mod 2^64 = (Σa mod 2^32)·2^32 + Σb mod 2^64.
+    const lo = s[3];
+    let hi = (s[2] + s[1]) >>> 0;
+    const one = new Uint32Array(2);
+    let tailLo = lo;
+    for (let i = quads; i < this.size; i++) {
+      this.load(i).finish(one);
+      const t = tailLo + one[1];
+      tailLo = t >>> 0;
+      hi = (hi + one[0] + (t >= TWO_32 ? 1 : 0)) >>> 0;
     }
+    sum.addDigest(hi, tailLo, this.size);
   }
 }
 
@@ -526,6 +518,8 @@ const SIGN_EXTENDED = 1;
 const DOUBLE = 2;
 /** A 128-bit decimal: one beyond 64 bits is deferred to the row encoder's wide form. */
 const DECIMAL_128 = 3;
+/** The hash kernel's loop for each. */
+const KERNEL_KIND: readonly KernelKind[] = ['two', 'sign', 'double', 'decimal'];
 
 /**
  * The hot loop of fixed-width columns: the field id `id` when there is one, then for a value
@@ -534,29 +528,35 @@ const DECIMAL_128 = 3;
  * how many rows it left in `lanes.deferred` (id mixed, value not).
  */
 function fixedWords(data: AnyData, lanes: ColumnLanes, rows: Active, id: number | undefined, tag: number, words: Int32Array, stride: number, kind: number): number {
-  const S = lanes.s;
-  const deferred = lanes.deferred;
-  let put = 0;
   const mask = nullMask(data);
-  const offset = data.offset;
   const idWords = id === undefined ? 0 : 1;
   const idA = keyA(id ?? 0);
   const idB = keyB(id ?? 0);
   const tagA = keyA(tag);
   const tagB = keyB(tag);
+  if (rows === null) {
+    const count = data.length;
+    const column = { kind: KERNEL_KIND[kind], values: words.subarray(0, stride * count), mask, maskOffset: data.offset };
+    return lanes.kernel.fixed(column, count, idA, idB, idWords, tagA, tagB);
+  }
+  const SA = lanes.A;
+  const SB = lanes.B;
+  const SN = lanes.N;
+  const deferred = lanes.deferred;
+  let put = 0;
+  const offset = data.offset;
   for (let r = 0, m = activeCount(rows, data.length); r < m; r++) {
     const i = rows === null ? r : rows[r];
-    const j = 3 * i;
-    let a = S[j];
-    let b = S[j + 1];
+    let a = SA[i];
+    let b = SB[i];
     if (idWords !== 0) {
       a = stepA(a, idA);
       b = stepB(b, idB);
     }
     if (mask !== undefined && (mask[(offset + i) >> 3] & (1 << ((offset + i) & 7))) === 0) {
-      S[j] = stepA(a, NULL_A);
-      S[j + 1] = stepB(b, NULL_B);
-      S[j + 2] += idWords + 1;
+      SA[i] = stepA(a, NULL_A);
+      SB[i] = stepB(b, NULL_B);
+      SN[i] += idWords + 1;
       continue;
     }
     const x = stride * i;
@@ -571,16 +571,16 @@ function fixedWords(data: AnyData, lanes: ColumnLanes, rows: Active, id: number 
           hi = NAN_HI;
         }
       } else if (kind === DECIMAL_128 && (words[x + 2] !== hi >> 31 || words[x + 3] !== hi >> 31)) {
-        S[j] = a;
-        S[j + 1] = b;
-        S[j + 2] += idWords;
+        SA[i] = a;
+        SB[i] = b;
+        SN[i] += idWords;
         deferred[put++] = i;
         continue;
       }
     }
-    S[j] = stepA(stepA(stepA(a, tagA), keyA(lo)), keyA(hi));
-    S[j + 1] = stepB(stepB(stepB(b, tagB), keyB(lo)), keyB(hi));
-    S[j + 2] += idWords + 3;
+    SA[i] = stepA(stepA(stepA(a, tagA), keyA(lo)), keyA(hi));
+    SB[i] = stepB(stepB(stepB(b, tagB), keyB(lo)), keyB(hi));
+    SN[i] += idWords + 3;
   }
   return put;
 }
@@ -595,7 +595,9 @@ function fixedWords(data: AnyData, lanes: ColumnLanes, rows: Active, id: number 
 function utf8Words(data: AnyData, lanes: ColumnLanes, rows: Active, id: number | undefined): void {
   const offsets = data.valueOffsets as Int32Array;
   const bytes = data.values as Uint8Array;
-  const S = lanes.s;
+  const SA = lanes.A;
+  const SB = lanes.B;
+  const SN = lanes.N;
   const deferred = lanes.deferred;
   let put = 0;
   const mask = nullMask(data);
@@ -603,19 +605,27 @@ function utf8Words(data: AnyData, lanes: ColumnLanes, rows: Active, id: number |
   const idWords = id === undefined ? 0 : 1;
   const idA = keyA(id ?? 0);
   const idB = keyB(id ?? 0);
-  for (let r = 0, m = activeCount(rows, data.length); r < m; r++) {
-    const i = rows === null ? r : rows[r];
-    const j = 3 * i;
-    let a = S[j];
-    let b = S[j + 1];
+  if (rows === null) {
+    // The SIMD kernel; a value too long for its chunk comes back here, hashed from its string below.
+    put = lanes.kernel.utf8(offsets, bytes, mask, offset, data.length, idA, idB, idWords, (i) => {
+      if (id !== undefined) lanes.word(i, id);
+      if (mask === undefined || (mask[(offset + i) >> 3] & (1 << ((offset + i) & 7))) !== 0) return true;
+      lanes.word(i, 0);
+      return false;
+    });
+  }
+  for (let r = 0, m = rows === null ? 0 : rows.length; r < m; r++) {
+    const i = rows![r];
+    let a = SA[i];
+    let b = SB[i];
     if (idWords !== 0) {
       a = stepA(a, idA);
       b = stepB(b, idB);
     }
     if (mask !== undefined && (mask[(offset + i) >> 3] & (1 << ((offset + i) & 7))) === 0) {
-      S[j] = stepA(a, NULL_A);
-      S[j + 1] = stepB(b, NULL_B);
-      S[j + 2] += idWords + 1;
+      SA[i] = stepA(a, NULL_A);
+      SB[i] = stepB(b, NULL_B);
+      SN[i] += idWords + 1;
       continue;
     }
     const s = offsets[i];
@@ -639,15 +649,15 @@ function utf8Words(data: AnyData, lanes: ColumnLanes, rows: Active, id: number |
       vb = mixB(vb, high);
     }
     if (high >= 0x80) {
-      S[j] = a;
-      S[j + 1] = b;
-      S[j + 2] += idWords;
+      SA[i] = a;
+      SB[i] = b;
+      SN[i] += idWords;
       deferred[put++] = i;
       continue;
     }
-    S[j] = va;
-    S[j + 1] = vb;
-    S[j + 2] += idWords + 2 + ((e - s + 1) >> 1);
+    SA[i] = va;
+    SB[i] = vb;
+    SN[i] += idWords + 2 + ((e - s + 1) >> 1);
   }
   // UTF-16 code units are what the row encoding hashes.
   for (let d = 0; d < put; d++) {
