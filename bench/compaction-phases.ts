@@ -13,7 +13,8 @@ import type { FileGroup, GroupResult, Plan, PlanRequest } from '../lib/compactio
 import { FactsAccumulator } from '../lib/compaction/file-facts.js';
 import { planCompaction, planFromFacts } from '../lib/compaction/planner.js';
 import { resolvePolicy } from '../lib/compaction/policy.js';
-import { rewriteGroup } from '../lib/compaction/rewriter.js';
+import { rewriteGroup, type RewriteOptions } from '../lib/compaction/rewriter.js';
+import { COPY_MIN_ROW_GROUP_BYTES_PROPERTY } from '../lib/compaction/chunk-copy.js';
 import { streamFileColumns, type DecodeColumns, type StreamedScan } from '../lib/iceberg/scan-planning.js';
 import type { DeleteFileIndex } from '../lib/iceberg/delete-index.js';
 import type { ManifestFile } from '../lib/iceberg/manifest-list.js';
@@ -48,6 +49,31 @@ function planOf(table: Table, policy: PlanRequest['policy'] = {}): Promise<Plan>
   return planCompaction(table.io, table.metadata, { table: { location: table.location }, policy });
 }
 
+/** Decode workers: a count, or `lambda<MB>` for the default count of a Lambda of that memory (its vCPUs, not this machine's). */
+export type DecodeWorkersArg = number | `lambda${number}`;
+
+export function decodeWorkersArg(arg: string | undefined): DecodeWorkersArg | undefined {
+  if (arg === undefined) return undefined;
+  if (/^lambda\d+$/.test(arg)) return arg as `lambda${number}`;
+  return Number(arg);
+}
+
+function decodeOptions(arg: DecodeWorkersArg | undefined): RewriteOptions {
+  if (arg === undefined) return {};
+  if (typeof arg === 'number') return { decodeWorkers: arg };
+  const mb = Number(arg.slice('lambda'.length));
+  return { decodeHost: { vcpus: Math.max(1, Math.round(mb / 1769)), memoryBytes: mb * 2 ** 20 } };
+}
+
+/** This process's threads (Linux: /proc; 0 elsewhere). */
+function threadCount(): number {
+  try {
+    return Number(/^Threads:\s+(\d+)/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
 /** CPU seconds of this process's main thread so far (Linux: /proc; undefined elsewhere). */
 function mainThreadCpuS(): number | undefined {
   try {
@@ -65,7 +91,7 @@ function mainThreadCpuS(): number | undefined {
  * it reports the main thread's (`mainCpuS`, last run): with decode workers, the rewriter's own
  * thread is the part that does not spread over more vCPUs.
  */
-export async function rewritePhase(location: string, runs: number, decodeWorkers?: number): Promise<void> {
+export async function rewritePhase(location: string, runs: number, decodeWorkers?: DecodeWorkersArg): Promise<void> {
   const table = await loadTable(location);
   const plan = await planOf(table);
   if (plan.groups.length !== 1) throw new Error(`${location}: expected one group, the plan has ${plan.groups.length}`);
@@ -78,7 +104,7 @@ export async function rewritePhase(location: string, runs: number, decodeWorkers
     const t = performance.now();
     const c0 = process.cpuUsage();
     const m0 = mainThreadCpuS();
-    const result = await rewriteGroup(table.io, table.metadata, plan, group, decodeWorkers === undefined ? {} : { decodeWorkers });
+    const result = await rewriteGroup(table.io, table.metadata, plan, group, decodeOptions(decodeWorkers));
     const m1 = mainThreadCpuS();
     mainCpuS = m0 === undefined || m1 === undefined ? undefined : m1 - m0;
     cpuS.push(cpuSeconds(c0));
@@ -146,16 +172,19 @@ export async function runnerPhase(location: string, runs: number, threads?: numb
 /**
  * (b) Rewrites the largest group the planner makes with `maxGroupBytes`, once, sampling the
  * process's memory every 100 ms: RSS, V8 heap, external and ArrayBuffer memory, and the size
- * of parquet-wasm's linear memory (which never shrinks: its high-water mark).
+ * of parquet-wasm's linear memory (which never shrinks: its high-water mark). `decodeAll`: every input decoded,
+ * none of its row groups copied.
  */
-export async function rssPhase(location: string, maxGroupBytes: number): Promise<void> {
+export async function rssPhase(location: string, maxGroupBytes: number, decodeWorkers?: DecodeWorkersArg, decodeAll = false): Promise<void> {
   const table = await loadTable(location);
   // minInputFiles 2: a tiny table (a smoke run) still makes a group; real sizes have dozens of files a group.
   const plan = await planOf(table, { maxGroupBytes, minInputFiles: 2 });
   const group = [...plan.groups].sort((a, b) => groupBytes(b) - groupBytes(a))[0];
   if (!group) throw new Error(`${location}: the plan has no group`);
-  const peak = { rss: 0, heapUsed: 0, heapTotal: 0, external: 0, arrayBuffers: 0, wasm: 0 };
+  const peak = { rss: 0, heapUsed: 0, heapTotal: 0, external: 0, arrayBuffers: 0, wasm: 0, threads: 0 };
+  const threads0 = threadCount();
   const sample = (): void => {
+    peak.threads = Math.max(peak.threads, threadCount());
     const m = process.memoryUsage();
     peak.rss = Math.max(peak.rss, m.rss);
     peak.heapUsed = Math.max(peak.heapUsed, m.heapUsed);
@@ -170,7 +199,9 @@ export async function rssPhase(location: string, maxGroupBytes: number): Promise
   const c0 = process.cpuUsage();
   let result: GroupResult;
   try {
-    result = await rewriteGroup(table.io, table.metadata, plan, group);
+    // decodeAll: no row group is copied undecoded (as for inputs with deletes), so the decode path is what is measured.
+    const metadata = decodeAll ? { ...table.metadata, properties: { ...table.metadata.properties, [COPY_MIN_ROW_GROUP_BYTES_PROPERTY]: String(Number.MAX_SAFE_INTEGER) } } : table.metadata;
+    result = await rewriteGroup(table.io, metadata, plan, group, decodeOptions(decodeWorkers));
   } finally {
     clearInterval(timer);
   }
@@ -196,6 +227,8 @@ export async function rssPhase(location: string, maxGroupBytes: number): Promise
       peakExternalMiB: mib(peak.external),
       peakArrayBuffersMiB: mib(peak.arrayBuffers),
       wasmMemoryMiB: mib(peak.wasm),
+      // Each decode worker is one more thread (Linux).
+      threadsAdded: peak.threads - threads0,
     },
   });
 }

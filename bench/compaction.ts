@@ -31,7 +31,7 @@ import { loadTable } from '../lib/catalog/table.js';
 import { planCompaction } from '../lib/compaction/planner.js';
 import { POLICY_DEFAULTS } from '../lib/compaction/policy.js';
 import { buildDataTable, buildMetadataTable, cachedTable, DATA_COLUMNS, type TableFacts } from './compaction-tables.js';
-import { planPhase, rewritePhase, rssPhase, runnerPhase } from './compaction-phases.js';
+import { decodeWorkersArg, planPhase, rewritePhase, rssPhase, runnerPhase } from './compaction-phases.js';
 import {
   ensureJavaClasspath, ensurePython, int, javaVersion, loadAverage, machine, machineLines, markdownTable, median, mib,
   nodeChildArgs, parseArgs, type PhaseResult, pythonVersion, REPO_ROOT, writeSection,
@@ -599,7 +599,8 @@ async function main(): Promise<void> {
 }
 
 if (process.argv[2] === '--phase') {
-  // rewrite <location> <runs> [decode workers]: see compaction-phases.ts.
+  // rewrite <location> <runs> [decode workers], rss <location> <maxGroupBytes> [decode workers] [decode]: see compaction-phases.ts
+  // (decode workers: a count, or lambda<MB> for the default count on a Lambda of that memory).
   const [phase, a, b, c] = process.argv.slice(3);
   // build <location> <files | NNNmib> <rows per file> [partitions] [position delete files]: a data table for running the other phases by hand.
   if (phase === 'build') {
@@ -613,9 +614,9 @@ if (process.argv[2] === '--phase') {
       log: (s) => console.error(s),
     });
     console.log(JSON.stringify(facts));
-  } else if (phase === 'rewrite') await rewritePhase(a, Number(b), c === undefined ? undefined : Number(c));
+  } else if (phase === 'rewrite') await rewritePhase(a, Number(b), decodeWorkersArg(c));
   else if (phase === 'runner') await runnerPhase(a, Number(b), c === undefined ? undefined : Number(c));
-  else if (phase === 'rss') await rssPhase(a, Number(b));
+  else if (phase === 'rss') await rssPhase(a, Number(b), decodeWorkersArg(c), process.argv[7] === 'decode');
   else if (phase === 'plan') await planPhase(a, Number(b));
   else throw new Error(`unknown phase ${phase}`);
 } else {

@@ -14,7 +14,7 @@
  * dies fails the read. `close` terminates every worker, whatever happened.
  */
 import { Worker } from 'node:worker_threads';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, totalmem } from 'node:os';
 import { errorFromJson, errorToJson, IllegalStateError, InvalidArgumentError, type ErrorJson } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
 import type { TableMetadata } from '../iceberg/table-metadata.js';
@@ -33,6 +33,7 @@ export const MAX_DEFAULT_DECODE_WORKERS = 5;
 export const MIN_POOL_DECODE_BYTES = 8 * 1024 * 1024;
 /** Batches a worker may have sent and this thread not yet taken, in bytes (default). */
 export const DEFAULT_WINDOW_BYTES = 32 * 1024 * 1024;
+const MiB = 2 ** 20;
 /** Memory per vCPU on Lambda (its documented 1,769 MB = one vCPU). */
 const LAMBDA_MB_PER_VCPU = 1769;
 
@@ -91,17 +92,101 @@ export interface DecodePoolOptions {
   readonly firstReads?: ReadonlyMap<string, { readonly start: number; readonly end: number }>;
 }
 
+/** Peak RSS a group's rewrite is to stay under (issue 11, must-show 1); the default count of workers is sized to it. */
+export const GROUP_MEMORY_GOAL = 1536 * MiB;
+/**
+ * A process's memory for the rewriter's own thread, besides its decode workers: Node, the modules, the writer, the
+ * proof and the batches taken from the workers (BENCHMARKS.md "Peak memory with decode workers, session 22": 480-600
+ * MiB measured next to 1-5 workers, with the rewrite Lambda's `--initial-old-space-size=128`).
+ */
+export const REWRITER_MEMORY = 640 * MiB;
+/**
+ * A decode worker's memory: its isolate and parquet-wasm instance, plus, per byte of the largest row group it
+ * decodes, what that row group's decoded and copied buffers hold until V8 collects them (the same section: ~100 MiB
+ * a worker for 34 KB inputs, 230-245 MiB for 3.3-4 MB ones; the line runs above every point measured).
+ */
+export const WORKER_MEMORY = 96 * MiB;
+export const WORKER_MEMORY_PER_ROW_GROUP_BYTE = 48;
+
+/** What the default count of decode workers is sized to. */
+export interface DecodeHost {
+  /** vCPUs this process may use. */
+  readonly vcpus: number;
+  /** Bytes of memory the process may use. */
+  readonly memoryBytes: number;
+}
+
+/** What a group asks of decode workers. */
+export interface DecodeLoad {
+  /** Inputs to decode. */
+  readonly inputs: number;
+  /** Their bytes. */
+  readonly bytes: number;
+  /** The largest row group's bytes among them (largestRowGroupBytes). */
+  readonly largestRowGroupBytes: number;
+}
+
 /**
  * Decode workers for one group: `explicit` (an option, else the table property) when given, else
  * one fewer than the vCPUs (on Lambda: its memory ÷ 1,769 MB, rounded), at most 5, and none for
- * less than 8 MiB to decode, and never more than `autoCap` (the local runner's share of the cores).
- * Never more than the inputs to decode.
+ * less than 8 MiB to decode, and never more than `autoCap` (the local runner's share of the cores),
+ * nor more than the memory budget holds (workersInBudget). Never more than the inputs to decode.
  */
-export function decodeWorkerCount(explicit: number | undefined, metadata: TableMetadata, inputs: number, decodeBytes: number, autoCap = MAX_DEFAULT_DECODE_WORKERS): number {
+export function decodeWorkerCount(
+  explicit: number | undefined,
+  metadata: TableMetadata,
+  load: DecodeLoad,
+  autoCap = MAX_DEFAULT_DECODE_WORKERS,
+  host: DecodeHost = decodeHost(),
+): number {
   const asked = workersAsked(explicit, metadata, DECODE_WORKERS_PROPERTY);
-  if (asked !== undefined) return Math.min(asked, inputs);
-  if (decodeBytes < MIN_POOL_DECODE_BYTES) return 0;
-  return Math.max(0, Math.min(vcpus() - 1, MAX_DEFAULT_DECODE_WORKERS, autoCap, inputs));
+  if (asked !== undefined) return Math.min(asked, load.inputs);
+  if (load.bytes < MIN_POOL_DECODE_BYTES) return 0;
+  return Math.max(0, Math.min(host.vcpus - 1, MAX_DEFAULT_DECODE_WORKERS, autoCap, load.inputs, workersInBudget(load.largestRowGroupBytes, host.memoryBytes)));
+}
+
+/**
+ * Workers whose memory fits, next to the rewriter's own thread, in the group's budget: the goal, or 80 % of the
+ * process's memory when less. Each worker holds its own buffers (issue 11: five workers on 3.9 MB inputs with
+ * deletes peaked at 1.8 GiB); the rewriter's own thread, not the workers, bounds a rewrite's speed once the workers
+ * decode as fast as it writes, which two to three do on such inputs.
+ */
+export function workersInBudget(largestRowGroupBytes: number, memoryBytes: number): number {
+  const budget = Math.min(GROUP_MEMORY_GOAL, 0.8 * memoryBytes);
+  const perWorker = WORKER_MEMORY + WORKER_MEMORY_PER_ROW_GROUP_BYTE * largestRowGroupBytes;
+  return Math.max(0, Math.floor((budget - REWRITER_MEMORY) / perWorker));
+}
+
+/**
+ * The largest row group among `files`, in bytes of the file: from each file's split offsets (its row groups'
+ * starts; the last runs to the end of the file, footer included), else the whole file.
+ */
+export function largestRowGroupBytes(files: readonly { readonly fileSizeInBytes: bigint; readonly splitOffsets?: readonly bigint[] | null }[]): number {
+  let largest = 0;
+  for (const f of files) {
+    const size = Number(f.fileSizeInBytes);
+    const starts = f.splitOffsets ?? [];
+    let end = size;
+    let rowGroup = starts.length === 0 ? size : 0;
+    for (let i = starts.length - 1; i >= 0; i--) {
+      const start = Number(starts[i]);
+      // Offsets out of order or past the end say nothing to trust: the whole file then.
+      if (!(start >= 0 && start < end)) {
+        rowGroup = size;
+        break;
+      }
+      rowGroup = Math.max(rowGroup, end - start);
+      end = start;
+    }
+    largest = Math.max(largest, rowGroup);
+  }
+  return largest;
+}
+
+/** This process's vCPUs (vcpus()) and memory: on Lambda its configured memory, else the machine's. */
+export function decodeHost(): DecodeHost {
+  const lambdaMb = Number(process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE);
+  return { vcpus: vcpus(), memoryBytes: Number.isFinite(lambdaMb) && lambdaMb > 0 ? lambdaMb * MiB : totalmem() };
 }
 
 /** Workers asked for: `explicit` when given, else the table property `property`; refused unless a whole number >= 0. */

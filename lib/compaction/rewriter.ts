@@ -34,7 +34,7 @@ import { readBatches } from '../table/data-reader.js';
 import { parquetWriteOptions, partitioner, toDataFile } from '../table/data-writer.js';
 import { readTaskBatches, tableNameMapping, type LiveBatch } from '../table/scan.js';
 import type { NameMapping } from '../iceberg/name-mapping.js';
-import { DecodePool, decodeWorkerCount, type DecodedBatch } from './decode-pool.js';
+import { DecodePool, decodeWorkerCount, largestRowGroupBytes, type DecodedBatch, type DecodeHost } from './decode-pool.js';
 import { DeleteFileCache } from '../table/delete-filter.js';
 import { proofBatchHasher, proofHasher, proofSchema, RowSetChecksum } from './checksum.js';
 import { CompactionMapBuilder, compactionMapPath, safeName, writeCompactionMap } from './compaction-map.js';
@@ -68,11 +68,13 @@ export interface RewriteOptions {
   /**
    * Worker threads decoding inputs (decode-pool.ts); 0 decodes on this thread. Default: the table
    * property `packice.rewrite.decode-workers`, else one fewer than the vCPUs, at most 5 (none
-   * under 8 MiB to decode).
+   * under 8 MiB to decode), and no more than fit in the group's memory budget (decode-pool.ts workersInBudget).
    */
   readonly decodeWorkers?: number;
   /** At most this many decode workers when neither the option nor the table property says (groups run side by side). */
   readonly maxDefaultDecodeWorkers?: number;
+  /** The vCPUs and memory the default count is sized to (default: this process's, decode-pool.ts decodeHost). */
+  readonly decodeHost?: DecodeHost;
 }
 
 export const DEFAULT_SORT_RUN_BYTES = 64 * 1024 * 1024;
@@ -139,7 +141,8 @@ export async function rewriteGroup(
       firstReads = new Map(ahead.ranges.map((r) => [r.path, { start: r.start, end: r.end }]));
     }
     const decodeBytes = copy.decode.reduce((n, t) => n + Number(t.dataFile.fileSizeInBytes), 0);
-    const workers = decodeWorkerCount(options.decodeWorkers, metadata, copy.decode.length, decodeBytes, options.maxDefaultDecodeWorkers);
+    const load = { inputs: copy.decode.length, bytes: decodeBytes, largestRowGroupBytes: largestRowGroupBytes(copy.decode.map((t) => t.dataFile)) };
+    const workers = decodeWorkerCount(options.decodeWorkers, metadata, load, options.maxDefaultDecodeWorkers, options.decodeHost);
     if (workers > 0) pool = DecodePool.start(workers, inputs ?? io, metadata, { mode, lineage, batchSize, ...(firstReads ? { firstReads } : {}) });
     for await (const { task, live } of decodedBatches(pool, inputs ?? io, metadata, group, tasks, copy.decode, { mapping, deleteCache, lineage, batchSize })) {
       // A worker hashed the batch already; its sum adds to the same total (the proof's sum is order-free).

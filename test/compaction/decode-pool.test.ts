@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Table } from '../../lib/catalog/table.js';
 import { readCompactionMap } from '../../lib/compaction/compaction-map.js';
-import { DecodePool, decodeWorkerCount, DECODE_WORKERS_PROPERTY, MIN_POOL_DECODE_BYTES } from '../../lib/compaction/decode-pool.js';
+import {
+  DecodePool, decodeHost, decodeWorkerCount, DECODE_WORKERS_PROPERTY, largestRowGroupBytes, MIN_POOL_DECODE_BYTES, workersInBudget,
+} from '../../lib/compaction/decode-pool.js';
 import type { GroupResult, Plan } from '../../lib/compaction/messages.js';
 import { rewriteGroup } from '../../lib/compaction/rewriter.js';
 import { InvalidArgumentError, InvalidFileError } from '../../lib/errors.js';
@@ -202,23 +204,73 @@ describe('decodeWorkerCount', () => {
   afterEach(() => env.restore());
   const m = { location: '/t', properties: {} } as unknown as TableMetadata;
   const big = MIN_POOL_DECODE_BYTES;
+  const MiB = 2 ** 20;
+  /** A 10,240 MB Lambda: 6 vCPUs. */
+  const lambda = { vcpus: 6, memoryBytes: 10240 * MiB };
+  const load = (inputs: number, bytes: number, largestRowGroupBytes = 64 * 1024): { inputs: number; bytes: number; largestRowGroupBytes: number } =>
+    ({ inputs, bytes, largestRowGroupBytes });
 
   it('an option or the property wins; the default is none for little to decode, and at most the inputs', () => {
-    expect(decodeWorkerCount(4, m, 10, 0)).toBe(4);
-    expect(decodeWorkerCount(4, m, 2, big)).toBe(2);
-    expect(decodeWorkerCount(undefined, { ...m, properties: { [DECODE_WORKERS_PROPERTY]: '1' } }, 10, 0)).toBe(1);
-    expect(decodeWorkerCount(undefined, m, 10, big - 1)).toBe(0);
+    expect(decodeWorkerCount(4, m, load(10, 0))).toBe(4);
+    expect(decodeWorkerCount(4, m, load(2, big))).toBe(2);
+    expect(decodeWorkerCount(undefined, { ...m, properties: { [DECODE_WORKERS_PROPERTY]: '1' } }, load(10, 0))).toBe(1);
+    expect(decodeWorkerCount(undefined, m, load(10, big - 1), 5, lambda)).toBe(0);
+    expect(decodeWorkerCount(undefined, m, load(3, big), 5, lambda)).toBe(3);
     // A cap (the local runner's share of the cores) bounds only the default.
-    expect(decodeWorkerCount(undefined, m, 10, big, 0)).toBe(0);
-    expect(decodeWorkerCount(3, m, 10, big, 0)).toBe(3);
-    expect(() => decodeWorkerCount(-1, m, 10, big)).toThrow(InvalidArgumentError);
+    expect(decodeWorkerCount(undefined, m, load(10, big), 0, lambda)).toBe(0);
+    expect(decodeWorkerCount(3, m, load(10, big), 0)).toBe(3);
+    expect(() => decodeWorkerCount(-1, m, load(10, big))).toThrow(InvalidArgumentError);
   });
 
-  it('on Lambda, one fewer than the vCPUs its memory buys (1,769 MB each), at most 5', () => {
+  it('by default one fewer than the vCPUs, at most 5, when the memory holds them', () => {
+    expect(decodeWorkerCount(undefined, m, load(100, big), 5, lambda)).toBe(5);
+    expect(decodeWorkerCount(undefined, m, load(100, big), 5, { vcpus: 3, memoryBytes: 5308 * MiB })).toBe(2);
+    expect(decodeWorkerCount(undefined, m, load(100, big), 5, { vcpus: 1, memoryBytes: 1769 * MiB })).toBe(0);
+  });
+
+  it('no more workers than the group memory budget holds, sized by the largest row group', () => {
+    // 34 KB inputs (.cache/bench/t3m): five workers measured at 982 MiB.
+    expect(decodeWorkerCount(undefined, m, load(1500, 50e6, 35_000), 5, lambda)).toBe(5);
+    // 3.9 MB inputs of one row group with deletes (cc-40x4mb-del): five measured at 1.7-1.8 GiB, three at 1.3 GiB.
+    expect(decodeWorkerCount(undefined, m, load(40, 159e6, 3_994_692), 5, lambda)).toBe(3);
+    // 3.3 MB inputs, every one decoded (the 2 GiB table of "peak memory per group size"): five measured at 1.7 GiB, four at 1.4-1.5.
+    expect(decodeWorkerCount(undefined, m, load(642, 2148e6, 3_345_000), 5, lambda)).toBe(3);
+    // Up to ~1.7 MB row groups, all five.
+    expect(decodeWorkerCount(undefined, m, load(100, 170e6, 1_700_000), 5, lambda)).toBe(5);
+    // A 128 MB row group (a common writer's target): none, the rewriter's thread decodes.
+    expect(decodeWorkerCount(undefined, m, load(8, 1024e6, 128 * MiB), 5, lambda)).toBe(0);
+    // An explicit count is not bounded by the budget.
+    expect(decodeWorkerCount(5, m, load(8, 1024e6, 128 * MiB), 5, lambda)).toBe(5);
+  });
+
+  it('the budget is the goal, or 80 % of the memory when less', () => {
+    expect(workersInBudget(0, 10240 * MiB)).toBe(workersInBudget(0, 64 * 1024 * MiB));
+    expect(workersInBudget(0, 10240 * MiB)).toBeGreaterThan(workersInBudget(0, 1769 * MiB));
+    expect(workersInBudget(0, 512 * MiB)).toBe(0);
+    expect(workersInBudget(4e6, 10240 * MiB)).toBeLessThan(workersInBudget(35_000, 10240 * MiB));
+  });
+
+  it('on Lambda, the host is the vCPUs its memory buys (1,769 MB each) and its memory', () => {
     process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE = '1769';
-    expect(decodeWorkerCount(undefined, m, 100, big)).toBe(0);
+    expect(decodeHost()).toEqual({ vcpus: 1, memoryBytes: 1769 * MiB });
+    expect(decodeWorkerCount(undefined, m, load(100, big))).toBe(0);
     process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE = '10240';
     // This machine's own cores bound it too.
-    expect(decodeWorkerCount(undefined, m, 100, big)).toBeLessThanOrEqual(5);
+    expect(decodeHost().vcpus).toBeLessThanOrEqual(6);
+    expect(decodeHost().memoryBytes).toBe(10240 * MiB);
+    expect(decodeWorkerCount(undefined, m, load(100, big))).toBeLessThanOrEqual(5);
+  });
+});
+
+describe('largestRowGroupBytes', () => {
+  it('the largest gap between split offsets, the last to the end of the file; the whole file without them', () => {
+    expect(largestRowGroupBytes([])).toBe(0);
+    expect(largestRowGroupBytes([{ fileSizeInBytes: 1000n }])).toBe(1000);
+    expect(largestRowGroupBytes([{ fileSizeInBytes: 1000n, splitOffsets: null }, { fileSizeInBytes: 300n }])).toBe(1000);
+    expect(largestRowGroupBytes([{ fileSizeInBytes: 1000n, splitOffsets: [4n, 700n] }])).toBe(696);
+    expect(largestRowGroupBytes([{ fileSizeInBytes: 1000n, splitOffsets: [4n, 200n, 400n] }, { fileSizeInBytes: 500n, splitOffsets: [4n] }])).toBe(600);
+    // Offsets that cannot be row-group starts: the whole file.
+    expect(largestRowGroupBytes([{ fileSizeInBytes: 1000n, splitOffsets: [4n, 2000n] }])).toBe(1000);
+    expect(largestRowGroupBytes([{ fileSizeInBytes: 1000n, splitOffsets: [500n, 100n] }])).toBe(1000);
   });
 });
