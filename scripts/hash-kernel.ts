@@ -58,9 +58,6 @@ const NAN_WORDS = new Int32Array(F64.buffer);
 
 type Kind = 'two' | 'sign' | 'double' | 'decimal';
 
-/** Bytes per value of each kind in the column scratch. */
-const WIDTH: Record<Kind, number> = { two: 8, sign: 4, double: 8, decimal: 16 };
-
 /** Loads four rows' low and high words into locals $lo and $hi (and flags wide decimals in $wide). */
 function loadWords(kind: Kind): string {
   const at = (shift: number, offset = 0): string =>
@@ -95,6 +92,20 @@ const canonicalNaN = `(local.set $m (v128.and (i32x4.eq (v128.and ${get('$hi')} 
   (local.set $lo (v128.bitselect ${splat(NAN_WORDS[0])} ${get('$lo')} ${get('$m')}))
   (local.set $hi (v128.bitselect ${splat(NAN_WORDS[1])} ${get('$hi')} ${get('$m')}))`;
 
+/** The validity of four rows from bit `$bit` of the bitmap at `$mask` (Arrow's, LSB first), as lane masks. */
+const validBits = `(i32x4.ne (v128.and (i32x4.splat (i32.shr_u (i32.load (i32.add ${get('$mask')} (i32.shr_u ${get('$bit')} (i32.const 3))))
+    (i32.and ${get('$bit')} (i32.const 7)))) (v128.const i32x4 1 2 4 8)) ${splat(0)})`;
+
+/** Appends the rows of the lanes set in `lanes` to the list at `$deferred` (`$put` entries so far). */
+const deferLanes = (lanes: string): string => `(if (v128.any_true ${lanes}) (then ${[0, 1, 2, 3]
+  .map((l) => `(if (i32x4.extract_lane ${l} ${lanes}) (then (i32.store (i32.add ${get('$deferred')} (i32.shl ${get('$put')} (i32.const 2))) (i32.add ${get('$i')} (i32.const ${l}))) (local.set $put (i32.add ${get('$put')} (i32.const 1)))))`)
+  .join(' ')}))`;
+
+/** Stores four rows' lanes A and B, and adds `$inc` to their word counts. */
+const storeStates = `(v128.store (i32.add ${get('$A')} ${get('$o')}) ${get('$a')})
+    (v128.store (i32.add ${get('$B')} ${get('$o')}) ${get('$b')})
+    (v128.store (i32.add ${get('$N')} ${get('$o')}) (i32x4.add (v128.load (i32.add ${get('$N')} ${get('$o')})) ${get('$inc')}))`;
+
 /**
  * fixedWords over `count` rows (rounded up to 4: the caller pads), rows in order:
  * (A, B, N: state arrays at the chunk's first row; words: the values; idA, idB: the field id's
@@ -106,8 +117,7 @@ function fixedKernel(kind: Kind, nulls: boolean): string {
   const name = `${kind}${nulls ? '_nulls' : ''}`;
   const valid = nulls
     ? `(local.set $bit (i32.add ${get('$bit0')} ${get('$i')}))
-       (local.set $valid (i32x4.ne (v128.and (i32x4.splat (i32.shr_u (i32.load (i32.add ${get('$mask')} (i32.shr_u ${get('$bit')} (i32.const 3))))
-         (i32.and ${get('$bit')} (i32.const 7)))) (v128.const i32x4 1 2 4 8)) ${splat(0)}))`
+       (local.set $valid ${validBits})`
     : '';
   // Rows whose value is not mixed here keep the state after the id: nulls mix the null word instead, wide decimals nothing.
   const keep = nulls || kind === 'decimal';
@@ -135,11 +145,7 @@ function fixedKernel(kind: Kind, nulls: boolean): string {
   const nullStates = nulls
     ? `(local.set $na ${get('$a0')}) (local.set $nb ${get('$b0')}) ${stepA('$na', splat(keyAOf(NULL_WORD)))} ${stepB('$nb', splat(keyBOf(NULL_WORD)))}`
     : '';
-  const defer = kind === 'decimal'
-    ? `(if (v128.any_true ${get('$wide')}) (then ${[0, 1, 2, 3]
-        .map((l) => `(if (i32x4.extract_lane ${l} ${get('$wide')}) (then (i32.store (i32.add ${get('$deferred')} (i32.shl ${get('$put')} (i32.const 2))) (i32.add ${get('$i')} (i32.const ${l}))) (local.set $put (i32.add ${get('$put')} (i32.const 1)))))`)
-        .join(' ')}))`
-    : '';
+  const defer = kind === 'decimal' ? deferLanes(get('$wide')) : '';
   return `(func (export "${name}") (param $A i32) (param $B i32) (param $N i32) (param $words i32) (param $count i32)
     (param $idA i32) (param $idB i32) (param $idWords i32) (param $tagA i32) (param $tagB i32) (param $mask i32) (param $bit0 i32) (param $deferred i32) (result i32)
   (local $i i32) (local $o i32) (local $bit i32) (local $put i32)
@@ -169,9 +175,7 @@ function fixedKernel(kind: Kind, nulls: boolean): string {
     ${keyB(get('$hi'), '$t')} ${stepB('$b', get('$t'))}
     ${assign}
     ${defer}
-    (v128.store (i32.add ${get('$A')} ${get('$o')}) ${get('$a')})
-    (v128.store (i32.add ${get('$B')} ${get('$o')}) ${get('$b')})
-    (v128.store (i32.add ${get('$N')} ${get('$o')}) (i32x4.add (v128.load (i32.add ${get('$N')} ${get('$o')})) ${get('$inc')}))
+    ${storeStates}
     (local.set $i (i32.add ${get('$i')} (i32.const 4)))
     (br $next)))
   ${get('$put')})`;
@@ -208,8 +212,7 @@ const utf8Kernel = `(func (export "utf8") (param $A i32) (param $B i32) (param $
     (local.set $valid ${get('$live')})
     (if ${get('$hasMask')} (then
       (local.set $bit (i32.add ${get('$bit0')} ${get('$i')}))
-      (local.set $valid (v128.and ${get('$live')} (i32x4.ne (v128.and (i32x4.splat (i32.shr_u (i32.load (i32.add ${get('$mask')} (i32.shr_u ${get('$bit')} (i32.const 3))))
-        (i32.and ${get('$bit')} (i32.const 7)))) (v128.const i32x4 1 2 4 8)) ${splat(0)})))))
+      (local.set $valid (v128.and ${get('$live')} ${validBits}))))
     (local.set $na ${get('$a0')}) (local.set $nb ${get('$b0')}) ${stepA('$na', splat(keyAOf(NULL_WORD)))} ${stepB('$nb', splat(keyBOf(NULL_WORD)))}
     (local.set $start (v128.and ${get('$valid')} (i32x4.sub (v128.load (i32.add ${get('$offsets')} ${get('$o')})) (i32x4.splat ${get('$base')}))))
     (local.set $len (v128.and ${get('$valid')} (i32x4.sub (v128.load offset=4 (i32.add ${get('$offsets')} ${get('$o')})) (v128.load (i32.add ${get('$offsets')} ${get('$o')})))))
@@ -255,12 +258,8 @@ const utf8Kernel = `(func (export "utf8") (param $A i32) (param $B i32) (param $
     (local.set $a (v128.bitselect ${get('$a')} (v128.bitselect ${get('$a0')} (v128.bitselect ${get('$na')} ${get('$aIn')} ${get('$live')}) ${get('$valid')}) ${get('$ascii')}))
     (local.set $b (v128.bitselect ${get('$b')} (v128.bitselect ${get('$b0')} (v128.bitselect ${get('$nb')} ${get('$bIn')} ${get('$live')}) ${get('$valid')}) ${get('$ascii')}))
     (local.set $t (v128.andnot ${get('$valid')} ${get('$ascii')}))
-    (if (v128.any_true ${get('$t')}) (then ${[0, 1, 2, 3]
-      .map((l) => `(if (i32x4.extract_lane ${l} ${get('$t')}) (then (i32.store (i32.add ${get('$deferred')} (i32.shl ${get('$put')} (i32.const 2))) (i32.add ${get('$i')} (i32.const ${l}))) (local.set $put (i32.add ${get('$put')} (i32.const 1)))))`)
-      .join(' ')}))
-    (v128.store (i32.add ${get('$A')} ${get('$o')}) ${get('$a')})
-    (v128.store (i32.add ${get('$B')} ${get('$o')}) ${get('$b')})
-    (v128.store (i32.add ${get('$N')} ${get('$o')}) (i32x4.add (v128.load (i32.add ${get('$N')} ${get('$o')})) ${get('$inc')}))
+    ${deferLanes(get('$t'))}
+    ${storeStates}
     (local.set $i (i32.add ${get('$i')} (i32.const 4)))
     (br $next)))
   ${get('$put')})`;
@@ -308,8 +307,6 @@ export function hashKernelWat(): string {
   ${utf8Kernel}
   ${finishKernel})\n`;
 }
-
-export { WIDTH as KERNEL_VALUE_WIDTH };
 
 /** The assembled module. */
 export async function hashKernelBytes(): Promise<Uint8Array> {

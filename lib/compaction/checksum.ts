@@ -460,7 +460,7 @@ class ColumnLanes {
     // Σ(a·2^32 + b) mod 2^64 = (Σa mod 2^32)·2^32 + Σb mod 2^64.
     const lo = s[3];
     let hi = (s[2] + s[1]) >>> 0;
-    const one = new Uint32Array(2);
+    const one = this.sums.subarray(0, 2);
     let tailLo = lo;
     for (let i = quads; i < this.size; i++) {
       this.load(i).finish(one);
