@@ -4,7 +4,8 @@
  * decodes the live data files into columns (lib/iceberg/manifest-columns.ts), transferred back.
  * With no worker the same decode runs on this thread, so a plan is the same bytes either way.
  * Errors thrown in a worker arrive as the same class with the same message and path; a worker
- * that dies fails the plan. `close` terminates every worker.
+ * that dies fails the plan. `close` gives the workers back for the next plan in the process
+ * (terminated after a failure).
  */
 import { Worker } from 'node:worker_threads';
 import { errorFromJson, IllegalStateError, InvalidArgumentError, type ErrorJson } from '../errors.js';
@@ -26,9 +27,11 @@ export const MAX_DEFAULT_PLAN_WORKERS = 5;
 /**
  * Below this many bytes of data manifests, the default is no pool: starting a worker (its module
  * graph loaded again) cost more than it saved on 100,000 files in 12.5-19 MiB (BENCHMARKS.md,
- * "Planning on decode workers"); on 1,000,000 files in 118-124 MiB it pays for itself.
+ * "Planning on decode workers"), and with workers kept across plans, warm ones still spent more
+ * CPU than they saved there ("Planning at scale, session 22"); on 1,000,000 files in 118-124 MiB
+ * they pay for themselves.
  */
-export const MIN_POOL_MANIFEST_BYTES = 8 * 1024 * 1024;
+export const MIN_POOL_MANIFEST_BYTES = 32 * 1024 * 1024;
 
 /** What a plan worker is started with. */
 export interface PlanWorkerData {

@@ -201,6 +201,9 @@ function flatKinds(schema: AvroSchema, named: ReadonlyMap<string, AvroSchemaObje
  * the skipping.
  */
 function flatArraySkipper(kinds: readonly number[]): AvroSkip {
+  if (kinds.length === 2 && kinds[0] === VARINT && (kinds[1] === VARINT || kinds[1] === BYTES)) {
+    return pairSkipper(kinds[1] === BYTES);
+  }
   const k = Int32Array.from(kinds);
   const fields = k.length;
   const items = (c: AvroCursor, n: number): void => {
@@ -229,6 +232,40 @@ function flatArraySkipper(kinds: readonly number[]): AvroSkip {
           pos += kind;
         }
       }
+    }
+    c.pos = pos;
+  };
+  return (c) => skipBlocks(c, items);
+}
+
+/**
+ * flatArraySkipper for the key-value records of the metrics maps: an int key and a long (counts,
+ * sizes) or bytes (bounds) value, without the loop over the kinds.
+ */
+function pairSkipper(bytesValue: boolean): AvroSkip {
+  const items = (c: AvroCursor, n: number): void => {
+    const buf = c.buf;
+    const end = buf.length;
+    let pos = c.pos;
+    for (; n > 0 && pos <= end; n--) {
+      while (buf[pos++] & 0x80);
+      if (!bytesValue) {
+        while (buf[pos++] & 0x80);
+        continue;
+      }
+      let b = buf[pos++];
+      let len = b & 0x7f;
+      if (b & 0x80) {
+        let mul = 128;
+        do {
+          b = buf[pos++];
+          len += (b & 0x7f) * mul;
+          mul *= 128;
+        } while (b & 0x80 && mul < 2 ** 70);
+      }
+      // Negative (odd) or past the end: the caller sees pos > length.
+      if (len % 2 === 1 || pos + len / 2 > end) pos = end + 1;
+      else pos += len / 2;
     }
     c.pos = pos;
   };
