@@ -153,12 +153,15 @@ export class ManifestDecodePool {
    * that will plan (or a test of the workers' decode) pays their start before its first plan.
    */
   static async prestart(count: number): Promise<void> {
-    while (idle.length < Math.min(count, MAX_DEFAULT_PLAN_WORKERS)) {
-      const w = new PlanThread();
-      w.thread.unref();
-      idle.push(w);
+    while (idle.length < Math.min(count, MAX_DEFAULT_PLAN_WORKERS)) idle.push(new PlanThread());
+    // Referenced while starting (else nothing may keep the process alive to see them ready).
+    const starting = [...idle];
+    for (const w of starting) w.thread.ref();
+    try {
+      await Promise.all(starting.map((w) => w.started));
+    } finally {
+      for (const w of starting) if (w.owner === undefined) w.thread.unref();
     }
-    await Promise.all(idle.map((w) => w.started));
   }
 
   /** Idle worker threads kept from earlier plans. */
