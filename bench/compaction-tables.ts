@@ -9,8 +9,8 @@
  * deleted and built again. Nothing here is imported by lib/ or by the tests.
  */
 import * as arrow from 'apache-arrow';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { commitTable, loadTable, type Table } from '../lib/catalog/table.js';
 import { LocalFileIO } from '../lib/io/local.js';
@@ -51,7 +51,8 @@ export function cachedTable(location: string): TableFacts | null {
   if (existsSync(file)) {
     const facts = JSON.parse(readFileSync(file, 'utf8')) as TableFacts;
     // Built in another folder (a copied .cache, a removed worktree): its metadata names files there.
-    if (resolve(facts.location) === resolve(location)) return facts;
+    // Compared through symlinks: a worktree's .cache may link to another checkout's.
+    if (existsSync(facts.location) && realpathSync(facts.location) === realpathSync(location)) return facts;
   }
   if (existsSync(location)) rmSync(location, { recursive: true, force: true });
   return null;

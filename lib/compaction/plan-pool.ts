@@ -4,11 +4,12 @@
  * decodes the live data files into columns (lib/iceberg/manifest-columns.ts), transferred back.
  * With no worker the same decode runs on this thread, so a plan is the same bytes either way.
  * Errors thrown in a worker arrive as the same class with the same message and path; a worker
- * that dies fails the plan. `close` terminates every worker.
+ * that dies fails the plan. `close` gives the workers back for the next plan in the process
+ * (terminated after a failure).
  */
 import { Worker } from 'node:worker_threads';
 import { errorFromJson, IllegalStateError, InvalidArgumentError, type ErrorJson } from '../errors.js';
-import { decodeManifestColumns, type ManifestColumns } from '../iceberg/manifest-columns.js';
+import { decodeManifestColumns, type ManifestColumns, type PackedColumns, unpackColumns } from '../iceberg/manifest-columns.js';
 import type { ManifestFile } from '../iceberg/manifest-list.js';
 import type { DecodeColumns } from '../iceberg/scan-planning.js';
 import { currentSchema, specsById, type TableMetadata } from '../iceberg/table-metadata.js';
@@ -26,21 +27,24 @@ export const MAX_DEFAULT_PLAN_WORKERS = 5;
 /**
  * Below this many bytes of data manifests, the default is no pool: starting a worker (its module
  * graph loaded again) cost more than it saved on 100,000 files in 12.5-19 MiB (BENCHMARKS.md,
- * "Planning on decode workers"); on 1,000,000 files in 118-124 MiB it pays for itself.
+ * "Planning on decode workers"), and with workers kept across plans, warm ones still spent more
+ * CPU than they saved there ("Planning at scale, session 22"); on 1,000,000 files in 118-124 MiB
+ * they pay for themselves.
  */
 export const MIN_POOL_MANIFEST_BYTES = 32 * 1024 * 1024;
 
 /** What a plan worker is started with. */
 export interface PlanWorkerData {
   readonly module: string;
-  readonly metadata: TableMetadata;
-  /** DeleteFileIndex.pathKeys() of the scan. */
-  readonly pathDeletes: readonly string[];
 }
 
-export type ToPlanWorker = { readonly id: number; readonly manifest: ManifestFile; readonly bytes: Uint8Array };
+/** A plan's context (sent when a pool takes the thread), then that plan's manifests. */
+export type ToPlanWorker =
+  | { readonly plan: { readonly metadata: TableMetadata; readonly pathDeletes: readonly string[] } }
+  | { readonly id: number; readonly manifest: ManifestFile; readonly bytes: Uint8Array };
 export type FromPlanWorker =
-  | { readonly id: number; readonly columns: ManifestColumns }
+  | { readonly ready: true }
+  | { readonly id: number; readonly columns: PackedColumns }
   | { readonly id: number; readonly error: ErrorJson };
 
 /**
@@ -56,13 +60,62 @@ export function planDecodeWorkerCount(explicit: number | undefined, metadata: Ta
   return cpus < 2 ? 0 : Math.min(cpus, MAX_DEFAULT_PLAN_WORKERS, manifests);
 }
 
-interface PlanWorker {
+type Pending = { resolve: (c: ManifestColumns) => void; reject: (e: Error) => void };
+
+/**
+ * A started worker thread, kept across plans (as Java's planFiles keeps its worker pool): a
+ * plan's pool takes it and gives it back when done, so a later plan in the process pays neither
+ * the thread's start (its module graph loaded again) nor its JIT warm-up. Idle, it is unref'd:
+ * it never keeps the process alive.
+ */
+class PlanThread {
   readonly thread: Worker;
-  readonly pending: Map<number, { resolve: (c: ManifestColumns) => void; reject: (e: Error) => void }>;
+  readonly pending = new Map<number, Pending>();
+  /** Its module loaded: it takes manifests from now on. */
+  ready = false;
+  /** Resolves when ready, rejects if it dies first. */
+  readonly started: Promise<void>;
+  private settle: { resolve: () => void; reject: (e: Error) => void } | undefined;
+  /** The pool using it; undefined while idle. */
+  owner: ManifestDecodePool | undefined;
+  dead = false;
+
+  constructor() {
+    this.started = new Promise<void>((resolve, reject) => {
+      this.settle = { resolve, reject };
+    });
+    this.started.catch(() => undefined);
+    const { url, module } = workerStart('plan-worker');
+    this.thread = new Worker(url, { workerData: { module } satisfies PlanWorkerData });
+    this.thread.on('message', (m: FromPlanWorker) => {
+      if ('ready' in m) {
+        this.ready = true;
+        this.settle?.resolve();
+        return;
+      }
+      const p = this.pending.get(m.id);
+      this.pending.delete(m.id);
+      if ('error' in m) p?.reject(errorFromJson(m.error));
+      else p?.resolve(unpackColumns(m.columns));
+    });
+    this.thread.on('error', (e) => this.die(e));
+    this.thread.on('exit', (code) => this.die(new IllegalStateError(`a plan decode worker stopped (exit code ${code})`)));
+  }
+
+  private die(e: Error): void {
+    this.dead = true;
+    this.settle?.reject(e);
+    const i = idle.indexOf(this);
+    if (i >= 0) idle.splice(i, 1);
+    this.owner?.fail(e);
+  }
 }
 
+/** Threads no plan is using, at most MAX_DEFAULT_PLAN_WORKERS. */
+const idle: PlanThread[] = [];
+
 export class ManifestDecodePool {
-  private readonly workers: PlanWorker[] = [];
+  private readonly workers: PlanThread[] = [];
   private nextId = 0;
   private failure: Error | undefined;
   private closed = false;
@@ -78,30 +131,45 @@ export class ManifestDecodePool {
   }
 
   /**
-   * Starts `count` workers; with 0, `decode` runs on this thread. `pathDeletes`: the scan's
-   * DeleteFileIndex.pathKeys(), to flag the files no path-scoped delete names.
+   * Takes `count` worker threads (idle ones first, else started); with 0, `decode` runs on this
+   * thread. `pathDeletes`: the scan's DeleteFileIndex.pathKeys(), to flag the files no
+   * path-scoped delete names.
    */
   static start(count: number, metadata: TableMetadata, pathDeletes: readonly string[]): ManifestDecodePool {
     if (!Number.isSafeInteger(count) || count < 0) throw new InvalidArgumentError(`plan decode workers must be a whole number >= 0, got ${count}`);
     const pool = new ManifestDecodePool(metadata, pathDeletes);
-    const { url, module } = workerStart('plan-worker');
-    const workerData: PlanWorkerData = { module, metadata, pathDeletes };
     for (let i = 0; i < count; i++) {
-      const w: PlanWorker = { thread: new Worker(url, { workerData }), pending: new Map() };
-      w.thread.on('message', (m: FromPlanWorker) => {
-        const p = w.pending.get(m.id);
-        w.pending.delete(m.id);
-        if ('error' in m) p?.reject(errorFromJson(m.error));
-        else p?.resolve(m.columns);
-      });
-      w.thread.on('error', (e) => pool.fail(e));
-      w.thread.on('exit', (code) => pool.fail(new IllegalStateError(`a plan decode worker stopped (exit code ${code})`)));
+      const w = idle.pop() ?? new PlanThread();
+      w.owner = pool;
+      w.thread.ref();
+      w.thread.postMessage({ plan: { metadata, pathDeletes } } satisfies ToPlanWorker);
       pool.workers.push(w);
     }
     return pool;
   }
 
-  /** Workers started (0: decoding on this thread). */
+  /**
+   * Starts idle worker threads until `count` are kept, and waits until they are ready: a process
+   * that will plan (or a test of the workers' decode) pays their start before its first plan.
+   */
+  static async prestart(count: number): Promise<void> {
+    while (idle.length < Math.min(count, MAX_DEFAULT_PLAN_WORKERS)) idle.push(new PlanThread());
+    // Referenced while starting (else nothing may keep the process alive to see them ready).
+    const starting = [...idle];
+    for (const w of starting) w.thread.ref();
+    try {
+      await Promise.all(starting.map((w) => w.started));
+    } finally {
+      for (const w of starting) if (w.owner === undefined) w.thread.unref();
+    }
+  }
+
+  /** Idle worker threads kept from earlier plans. */
+  static get idleThreads(): number {
+    return idle.length;
+  }
+
+  /** Workers taken (0: decoding on this thread). */
   get size(): number {
     return this.workers.length;
   }
@@ -109,27 +177,45 @@ export class ManifestDecodePool {
   readonly decode: DecodeColumns = (manifest, bytes) => {
     if (this.failure) return Promise.reject(this.failure);
     if (this.closed) return Promise.reject(new IllegalStateError('the plan decode pool is closed'));
-    if (this.workers.length === 0) {
+    // The ready worker with the fewest manifests in hand; none ready yet (threads still loading
+    // their modules): this thread decodes meanwhile rather than wait.
+    let w: PlanThread | undefined;
+    for (const x of this.workers) if (x.ready && (w === undefined || x.pending.size < w.pending.size)) w = x;
+    if (w === undefined) {
       return decodeManifestColumns(bytes, manifest, this.specs.get(manifest.partitionSpecId)!, this.schema, this.pathDeletes);
     }
-    // The worker with the fewest manifests in hand.
-    const w = this.workers.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));
     const id = this.nextId++;
     // Only a buffer of its own is transferred (a Buffer may be a slice of a shared pool).
     const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
+    const thread = w;
     return new Promise<ManifestColumns>((resolve, reject) => {
-      w.pending.set(id, { resolve, reject });
-      w.thread.postMessage({ id, manifest, bytes: own } satisfies ToPlanWorker, [own.buffer as ArrayBuffer]);
+      thread.pending.set(id, { resolve, reject });
+      thread.thread.postMessage({ id, manifest, bytes: own } satisfies ToPlanWorker, [own.buffer as ArrayBuffer]);
     });
   };
 
-  /** Terminates every worker; safe to call more than once. */
+  /**
+   * Gives the workers back for the next plan (a worker with a manifest still in hand, or after a
+   * failure, is terminated instead); safe to call more than once.
+   */
   async close(): Promise<void> {
+    if (this.closed) return;
     this.closed = true;
-    await Promise.all(this.workers.map((w) => w.thread.terminate().catch(() => undefined)));
+    const stop: PlanThread[] = [];
+    for (const w of this.workers) {
+      w.owner = undefined;
+      if (this.failure === undefined && !w.dead && w.pending.size === 0 && idle.length < MAX_DEFAULT_PLAN_WORKERS) {
+        w.thread.unref();
+        idle.push(w);
+      } else {
+        stop.push(w);
+      }
+    }
+    await Promise.all(stop.map((w) => w.thread.terminate().catch(() => undefined)));
   }
 
-  private fail(e: Error): void {
+  /** Fails the plan: every manifest in hand rejects with `e`. */
+  fail(e: Error): void {
     if (this.closed) return;
     this.failure ??= e;
     for (const w of this.workers) {

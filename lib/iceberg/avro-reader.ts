@@ -201,6 +201,9 @@ function flatKinds(schema: AvroSchema, named: ReadonlyMap<string, AvroSchemaObje
  * the skipping.
  */
 function flatArraySkipper(kinds: readonly number[]): AvroSkip {
+  if (kinds.length === 2 && kinds[0] === VARINT && (kinds[1] === VARINT || kinds[1] === BYTES)) {
+    return pairSkipper(kinds[1] === BYTES);
+  }
   const k = Int32Array.from(kinds);
   const fields = k.length;
   const items = (c: AvroCursor, n: number): void => {
@@ -213,22 +216,44 @@ function flatArraySkipper(kinds: readonly number[]): AvroSkip {
         if (kind === VARINT) {
           while (buf[pos++] & 0x80);
         } else if (kind === BYTES) {
-          // A zig-zag varint length.
-          let b = buf[pos++];
-          let len = b & 0x7f;
-          let mul = 128;
-          while (b & 0x80 && mul < 2 ** 70) {
-            b = buf[pos++];
-            len += (b & 0x7f) * mul;
-            mul *= 128;
-          }
-          // Negative (odd) or past the end: the caller sees pos > length.
-          if (len % 2 === 1 || pos + len / 2 > end) pos = end + 1;
-          else pos += len / 2;
+          pos = skipRun(buf, pos, end);
         } else {
           pos += kind;
         }
       }
+    }
+    c.pos = pos;
+  };
+  return (c) => skipBlocks(c, items);
+}
+
+/**
+ * The position past a length-prefixed run (a zig-zag varint length, then that many bytes) at
+ * `pos`; end + 1 when the length is negative or runs past `end` (the caller sees pos > length).
+ */
+function skipRun(buf: Buffer, pos: number, end: number): number {
+  let b = buf[pos++];
+  let len = b & 0x7f;
+  for (let mul = 128; b & 0x80 && mul < 2 ** 70; mul *= 128) {
+    b = buf[pos++];
+    len += (b & 0x7f) * mul;
+  }
+  return len % 2 === 1 || pos + len / 2 > end ? end + 1 : pos + len / 2;
+}
+
+/**
+ * flatArraySkipper for the key-value records of the metrics maps: an int key and a long (counts,
+ * sizes) or bytes (bounds) value, without the loop over the kinds.
+ */
+function pairSkipper(bytesValue: boolean): AvroSkip {
+  const items = (c: AvroCursor, n: number): void => {
+    const buf = c.buf;
+    const end = buf.length;
+    let pos = c.pos;
+    for (; n > 0 && pos <= end; n--) {
+      while (buf[pos++] & 0x80);
+      if (bytesValue) pos = skipRun(buf, pos, end);
+      else while (buf[pos++] & 0x80);
     }
     c.pos = pos;
   };

@@ -175,11 +175,34 @@ export async function decodeManifestColumns(
   return { ...c, count: n, specId: spec.specId, paths, formatNames, partitions, splits: splitLists, wholeAt: Int32Array.from(wholeAt), whole };
 }
 
-/** The buffers of the columns, to transfer. */
-export function columnBuffers(c: ManifestColumns): ArrayBuffer[] {
-  return [
-    c.sizes, c.records, c.sequenceNumbers, c.snapshotIds, c.sortOrderIds, c.firstRowIds, c.flags, c.formats, c.partitionIndexes, c.splitIndexes, c.wholeAt,
-  ].map((a) => a.buffer as ArrayBuffer);
+/**
+ * Columns as sent between threads: the paths as one string and where each ends. A structured
+ * clone of thousands of strings makes as many on the receiving thread, young, each copied by the
+ * collector when kept (a million of them on the planner's thread, most of its GC time); one long
+ * string is allocated old and its slices (unpackColumns) are small objects that point into it.
+ */
+export type PackedColumns = Omit<ManifestColumns, 'paths'> & { readonly pathText: string; readonly pathEnds: Int32Array };
+
+/** The columns with their paths packed, and the buffers to transfer. */
+export function packColumns(c: ManifestColumns): { readonly packed: PackedColumns; readonly transfer: ArrayBuffer[] } {
+  const { paths, ...rest } = c;
+  const pathEnds = new Int32Array(paths.length);
+  let end = 0;
+  for (let i = 0; i < paths.length; i++) pathEnds[i] = end += paths[i].length;
+  const packed: PackedColumns = { ...rest, pathText: paths.join(''), pathEnds };
+  const arrays = [
+    c.sizes, c.records, c.sequenceNumbers, c.snapshotIds, c.sortOrderIds, c.firstRowIds, c.flags, c.formats, c.partitionIndexes, c.splitIndexes, c.wholeAt, pathEnds,
+  ];
+  return { packed, transfer: arrays.map((a) => a.buffer as ArrayBuffer) };
+}
+
+/** The columns of packColumns, each path a slice of the one string. */
+export function unpackColumns(p: PackedColumns): ManifestColumns {
+  const { pathText, pathEnds, ...rest } = p;
+  const paths = new Array<string>(pathEnds.length);
+  let start = 0;
+  for (let i = 0; i < pathEnds.length; i++) paths[i] = pathText.slice(start, (start = pathEnds[i]));
+  return { ...rest, paths };
 }
 
 /** The DataFile of file i, of partition tuple `row`, as the columns hold it (not for a file that came whole). */

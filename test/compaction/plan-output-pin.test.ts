@@ -16,6 +16,7 @@ import { buildMetadataTable } from '../../bench/compaction-tables.js';
 import { loadTable } from '../../lib/catalog/table.js';
 import { tableHealth } from '../../lib/compaction/health.js';
 import type { CompactionPolicy } from '../../lib/compaction/messages.js';
+import { ManifestDecodePool } from '../../lib/compaction/plan-pool.js';
 import { planCompaction } from '../../lib/compaction/planner.js';
 import { relocateTable } from '../../lib/table/relocate.js';
 import { FIXTURES } from '../support/fixtures.js';
@@ -70,7 +71,9 @@ async function outputs(location: string): Promise<Record<string, string>> {
   for (const [name, policy] of Object.entries(POLICIES)) {
     const request = { table: { location }, ...(policy ? { policy } : {}) };
     const plan = JSON.stringify(await planCompaction(t.io, t.metadata, request, { nowMs: NOW_MS, decodeWorkers: 0 }));
-    // Manifests decoded on worker threads (plan-pool.ts) give the same bytes as on this thread.
+    // Manifests decoded on worker threads (plan-pool.ts) give the same bytes as on this thread
+    // (started first: until a worker is ready, this thread decodes).
+    await ManifestDecodePool.prestart(2);
     expect(JSON.stringify(await planCompaction(t.io, t.metadata, request, { nowMs: NOW_MS, decodeWorkers: 2 }))).toBe(plan);
     out[`${name} plan`] = digest(plan);
     const health = JSON.parse(JSON.stringify(await tableHealth(t.io, t.metadata, policy, { nowMs: NOW_MS })), (k, v: unknown) =>

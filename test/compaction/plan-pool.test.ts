@@ -8,7 +8,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError, InvalidFileError } from '../../lib/errors.js';
-import { MIN_POOL_MANIFEST_BYTES, PLAN_DECODE_WORKERS_PROPERTY, planDecodeWorkerCount } from '../../lib/compaction/plan-pool.js';
+import { ManifestDecodePool, MIN_POOL_MANIFEST_BYTES, PLAN_DECODE_WORKERS_PROPERTY, planDecodeWorkerCount } from '../../lib/compaction/plan-pool.js';
 import { planCompaction } from '../../lib/compaction/planner.js';
 import { readManifestList } from '../../lib/iceberg/manifest-list.js';
 import { currentSnapshot, type TableMetadata } from '../../lib/iceberg/table-metadata.js';
@@ -38,7 +38,10 @@ describe('planning on decode workers', () => {
   it.each([2, 3] as const)('plans a v%i table with deletes to the same JSON with 0, 1 and 3 workers', async (v) => {
     const t = await smallTable(io, join(tempDir(), `plan-pool-v${v}`), v);
     const request = { table: { location: t.location }, policy: { minInputFiles: 2 } };
+    // Started first (until a worker is ready, the planner's thread decodes), kept across plans.
+    await ManifestDecodePool.prestart(4);
     const plans = await Promise.all([0, 1, 3].map(async (decodeWorkers) => JSON.stringify(await planCompaction(io, t.metadata, request, { nowMs: NOW_MS, decodeWorkers }))));
+    expect(ManifestDecodePool.idleThreads).toBe(4);
     expect(JSON.parse(plans[0]).groups.length).toBeGreaterThan(0);
     expect(plans[1]).toBe(plans[0]);
     expect(plans[2]).toBe(plans[0]);
@@ -54,6 +57,7 @@ describe('planning on decode workers', () => {
     writeFileSync(victim, bytes);
     const request = { table: { location: t.location } };
     const here = await planCompaction(io, t.metadata, request, { decodeWorkers: 0 }).catch((e: unknown) => e);
+    await ManifestDecodePool.prestart(2);
     const pooled = await planCompaction(io, t.metadata, request, { decodeWorkers: 2 }).catch((e: unknown) => e);
     expect(here).toBeInstanceOf(InvalidFileError);
     expect(pooled).toBeInstanceOf(InvalidFileError);
