@@ -114,6 +114,9 @@ const REASON_BIT: Readonly<Record<FileReason, number>> = { 'too-small': 1, 'too-
 export class KeptFiles {
   private readonly made: (FileFacts | undefined)[] = [];
   private readonly reasonLists = new Map<number, readonly FileReason[]>();
+  /** deletes(i), made once per file: a plan asks for them several times (estimate, value, message, summary). */
+  private readonly deleteLists = new Map<number, readonly DeleteFileRef[]>();
+  private ranks: Int32Array | undefined;
 
   constructor(
     readonly store: CandidateStore,
@@ -127,6 +130,15 @@ export class KeptFiles {
 
   path(i: number): string {
     return this.store.paths[i];
+  }
+
+  /** Orders files i and j as cmp orders their paths (then by index): byPath's order, without comparing strings. */
+  pathOrder(i: number, j: number): number {
+    if (!this.ranks) {
+      this.ranks = new Int32Array(this.store.paths.length);
+      this.byPath.forEach((x, r) => (this.ranks![x] = r));
+    }
+    return this.ranks[i] - this.ranks[j];
   }
 
   size(i: number): number {
@@ -156,11 +168,25 @@ export class KeptFiles {
 
   /** The deletes a rewrite of file i applies (FileFacts.deletes). */
   deletes(i: number): readonly DeleteFileRef[] {
-    return rewriteDeletes(this.store.deletesOf(i), this.mode);
+    const d = this.store.deletesOf(i);
+    if (d === undefined) return NO_DELETE_REFS;
+    let list = this.deleteLists.get(i);
+    if (!list) this.deleteLists.set(i, (list = rewriteDeletes(d, this.mode)));
+    return list;
   }
 
   reasonList(i: number): readonly FileReason[] {
-    const bits = this.reasons[i];
+    return this.reasonsOfBits(this.reasons[i]);
+  }
+
+  /** The reasons any of `files` has, in FILE_REASONS order. */
+  reasonsOf(files: readonly number[]): readonly FileReason[] {
+    let bits = 0;
+    for (const i of files) bits |= this.reasons[i];
+    return this.reasonsOfBits(bits);
+  }
+
+  private reasonsOfBits(bits: number): readonly FileReason[] {
     let list = this.reasonLists.get(bits);
     if (!list) this.reasonLists.set(bits, (list = FILE_REASONS.filter((r) => bits & REASON_BIT[r])));
     return list;

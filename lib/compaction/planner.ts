@@ -18,7 +18,7 @@ import { streamFileColumns, streamFiles, type DecodeColumns, type FileScanTask, 
 import type { ManifestFile } from '../iceberg/manifest-list.js';
 import { specsById, type TableMetadata } from '../iceberg/table-metadata.js';
 import { dataFileToJson } from '../iceberg/data-file-json.js';
-import { FILE_REASONS, FactsAccumulator, type KeptFiles, type PartitionFacts, type SnapshotFacts } from './file-facts.js';
+import { FactsAccumulator, type KeptFiles, type PartitionFacts, type SnapshotFacts } from './file-facts.js';
 import type { DataFileJson, FileGroup, GroupEstimate, GroupInput, Plan, PlanRequest, TableSummary } from './messages.js';
 import { scopeDeletes } from './partition-filter.js';
 import { ManifestDecodePool, planDecodeWorkerCount } from './plan-pool.js';
@@ -141,8 +141,9 @@ export function planFromFacts(
   // Most files removed per byte read first; the rest wait for the next run. Only the chosen
   // groups are written out as messages.
   drafts.sort((a, b) => b.value - a.value || cmp(draftId(kept, a), draftId(kept, b)));
-  const jsonCache = new Map<string, DataFileJson>();
-  const chosen = drafts.slice(0, policy.maxGroups).map((d) => makeGroup(metadata, kept, d, policy, jsonCache));
+  const deleteJsons = new Map<string, DataFileJson>();
+  const picked = drafts.slice(0, policy.maxGroups);
+  const chosen = picked.map((d) => makeGroup(metadata, kept, d, policy, deleteJsons));
 
   const snapshot = scan.snapshot;
   const dangling = danglingFigures(unneededDeletes(scan.deleteRefs, snapshotFacts.neededDeletes));
@@ -153,7 +154,7 @@ export function planFromFacts(
     startingSequenceNumber: (snapshot?.sequenceNumber ?? 0n).toString(),
     formatVersion: metadata.formatVersion,
     groups: chosen,
-    summary: tableSummary(scan, snapshotFacts, chosen),
+    summary: tableSummary(scan, snapshotFacts, chosen, rewrittenIndexes(kept, picked)),
     skipped: skipped.sort((a, b) => cmp(a.path, b.path)),
     createdAtMs: nowMs,
     ...(dangling.files > 0 ? { danglingDeletes: dangling } : {}),
@@ -183,7 +184,7 @@ export function sequenceIntervals(kept: KeptFiles, files: readonly number[]): nu
 
 /** First-fit decreasing by file size into bins of at most `capacity` bytes (a larger file gets its own). */
 export function binPack(kept: KeptFiles, files: readonly number[], capacity: number): number[][] {
-  const sorted = [...files].sort((a, b) => kept.size(b) - kept.size(a) || cmp(kept.path(a), kept.path(b)));
+  const sorted = [...files].sort((a, b) => kept.size(b) - kept.size(a) || kept.pathOrder(a, b));
   const bins: { used: number; files: number[] }[] = [];
   for (const i of sorted) {
     const size = kept.size(i);
@@ -222,7 +223,7 @@ export function groupId(specId: number, key: string, paths: readonly string[]): 
 /** A group before its message is written: what ordering the groups takes. */
 interface DraftGroup {
   readonly partition: PartitionFacts;
-  /** Indexes in KeptFiles, in the order the rewrite reads them. */
+  /** Indexes in KeptFiles, in bin-packing order (makeGroup orders the chosen groups' for the rewrite). */
   readonly files: readonly number[];
   /** groupId, made when asked (draftId): for the chosen groups and ties in value only. */
   id: string | undefined;
@@ -230,19 +231,15 @@ interface DraftGroup {
   readonly value: number;
 }
 
-function draftGroup(kept: KeptFiles, partition: PartitionFacts, bin: readonly number[], policy: ResolvedPolicy): DraftGroup {
-  // Older data first, so the rewrite keeps rows roughly in commit order.
-  const files = [...bin].sort((a, b) => bySeq(kept.sequenceNumber(a), kept.sequenceNumber(b)) || cmp(kept.path(a), kept.path(b)));
-  const e = estimate(kept, files, policy);
-  const deletes = new Set<string>();
-  for (const i of files) for (const d of kept.deletes(i)) deletes.add(deleteFileKey(d.file));
+function draftGroup(kept: KeptFiles, partition: PartitionFacts, files: readonly number[], policy: ResolvedPolicy): DraftGroup {
+  const { estimate: e, deleteFiles } = estimateGroup(kept, files, policy);
   return {
     partition,
     files,
     id: undefined,
     estimate: e,
     // Delete files count as removed work too, or a lone file with a DV (one in, one out) would never run.
-    value: (e.filesIn + deletes.size - e.filesOut) / Math.max(1, e.bytesToRead),
+    value: (e.filesIn + deleteFiles - e.filesOut) / Math.max(1, e.bytesToRead),
   };
 }
 
@@ -250,20 +247,30 @@ function draftId(kept: KeptFiles, d: DraftGroup): string {
   return (d.id ??= groupId(d.partition.specId, d.partition.key, d.files.map((i) => kept.path(i))));
 }
 
-function makeGroup(metadata: TableMetadata, kept: KeptFiles, draft: DraftGroup, policy: ResolvedPolicy, cache: Map<string, DataFileJson>): FileGroup {
-  const json = (f: DataFile, key: string): DataFileJson => {
-    let j = cache.get(key);
-    if (!j) cache.set(key, (j = dataFileToJson(forRewrite(f), metadata)));
+function makeGroup(metadata: TableMetadata, kept: KeptFiles, draft: DraftGroup, policy: ResolvedPolicy, deleteJsons: Map<string, DataFileJson>): FileGroup {
+  const deleteJson = (f: DataFile): DataFileJson => {
+    const key = deleteFileKey(f);
+    let j = deleteJsons.get(key);
+    if (!j) deleteJsons.set(key, (j = dataFileToJson(forRewrite(f), metadata)));
     return j;
   };
-  const { partition, files } = draft;
-  const inputs: GroupInput[] = files.map((i) => ({
-    file: json(kept.store.dataFile(i), kept.path(i)),
-    dataSequenceNumber: kept.sequenceNumber(i).toString(),
-    deletes: kept.deletes(i).map((d) => ({ file: json(d.file, deleteFileKey(d.file)), dataSequenceNumber: d.dataSequenceNumber.toString() })),
-  }));
-  const reasons = FILE_REASONS.filter((r) => files.some((i) => kept.has(i, r)));
-  const maxSeq = files.reduce((m, i) => (kept.sequenceNumber(i) > m ? kept.sequenceNumber(i) : m), 0n);
+  const { partition } = draft;
+  // Older data first, so the rewrite keeps rows roughly in commit order. Sequence numbers are read
+  // once per file: each read of a BigInt64Array makes a BigInt.
+  const files = draft.files.map((i) => ({ i, seq: kept.sequenceNumber(i) }));
+  files.sort((a, b) => bySeq(a.seq, b.seq) || kept.pathOrder(a.i, b.i));
+  let maxSeq = 0n;
+  const inputs: GroupInput[] = [];
+  for (const { i, seq } of files) {
+    if (seq > maxSeq) maxSeq = seq;
+    const deletes = kept.deletes(i);
+    inputs.push({
+      // Each data file is in one group only: its JSON is not kept.
+      file: dataFileToJson(forRewrite(kept.store.dataFile(i)), metadata),
+      dataSequenceNumber: seq.toString(),
+      deletes: deletes.map((d) => ({ file: deleteJson(d.file), dataSequenceNumber: d.dataSequenceNumber.toString() })),
+    });
+  }
   const specId = partition.specId;
   return {
     id: draftId(kept, draft),
@@ -272,7 +279,7 @@ function makeGroup(metadata: TableMetadata, kept: KeptFiles, draft: DraftGroup, 
     partitionPath: partition.partitionPath,
     inputs,
     estimate: draft.estimate,
-    reasons,
+    reasons: kept.reasonsOf(draft.files),
     ...(policy.mode === 'minor' ? { outputSequenceNumber: maxSeq.toString() } : {}),
   };
 }
@@ -283,6 +290,7 @@ function makeGroup(metadata: TableMetadata, kept: KeptFiles, draft: DraftGroup, 
  * referenced_data_file is unset.
  */
 export function forRewrite(f: DataFile): DataFile {
+  if (!f.columnSizes && !f.valueCounts && !f.nullValueCounts && !f.nanValueCounts && !f.lowerBounds && !f.upperBounds && !f.splitOffsets) return f;
   const filePathOnly = (m: ReadonlyMap<number, Uint8Array> | null | undefined): ReadonlyMap<number, Uint8Array> | null => {
     const b = f.content === FileContent.PositionDeletes ? m?.get(MetadataColumns.FILE_PATH) : undefined;
     return b === undefined ? null : new Map([[MetadataColumns.FILE_PATH, b]]);
@@ -304,12 +312,17 @@ export function forRewrite(f: DataFile): DataFile {
  * times its live fraction. Files out: bytes written over the target, rounded up.
  */
 export function estimate(kept: KeptFiles, files: readonly number[], policy: ResolvedPolicy): GroupEstimate {
+  return estimateGroup(kept, files, policy).estimate;
+}
+
+/** estimate, and how many distinct delete files the group reads. */
+function estimateGroup(kept: KeptFiles, files: readonly number[], policy: ResolvedPolicy): { estimate: GroupEstimate; deleteFiles: number } {
   const deletes = new Map<string, DataFile>();
-  for (const i of files) for (const d of kept.deletes(i)) deletes.set(deleteFileKey(d.file), d.file);
   let read = 0;
   let write = 0;
   let live = 0;
   for (const i of files) {
+    for (const d of kept.deletes(i)) deletes.set(deleteFileKey(d.file), d.file);
     const size = kept.size(i);
     const records = kept.records(i);
     const deleted = kept.deletedRecords[i];
@@ -320,12 +333,22 @@ export function estimate(kept: KeptFiles, files: readonly number[], policy: Reso
   for (const d of deletes.values()) read += Number(deleteFileReadBytes(d));
   const bytesToWrite = Math.round(write);
   return {
-    bytesToRead: read,
-    bytesToWrite,
-    filesIn: files.length,
-    filesOut: Math.ceil(bytesToWrite / policy.targetFileSizeBytes),
-    liveRows: Math.round(live),
+    estimate: {
+      bytesToRead: read,
+      bytesToWrite,
+      filesIn: files.length,
+      filesOut: Math.ceil(bytesToWrite / policy.targetFileSizeBytes),
+      liveRows: Math.round(live),
+    },
+    deleteFiles: deletes.size,
   };
+}
+
+/** Whether file i (an index in `kept`) is an input of one of `drafts`. */
+function rewrittenIndexes(kept: KeptFiles, drafts: readonly DraftGroup[]): (i: number) => boolean {
+  const marks = new Uint8Array(kept.store.paths.length);
+  for (const d of drafts) for (const i of d.files) marks[i] = 1;
+  return (i) => marks[i] === 1;
 }
 
 /**
@@ -334,14 +357,21 @@ export function estimate(kept: KeptFiles, files: readonly number[], policy: Reso
  * files and delete files (a DV by its blob); the rewrite ratio is the data bytes the plan
  * rewrites over the data bytes of the snapshot.
  */
-export function tableSummary(scan: StreamedScan, snapshotFacts: SnapshotFacts, groups: readonly FileGroup[]): TableSummary {
-  const rewritten = new Set(groups.flatMap((g) => g.inputs.map((i) => i.file.filePath)));
-  const targets = new Map<string, { file: DataFile; all: boolean }>();
+export function tableSummary(
+  scan: StreamedScan, snapshotFacts: SnapshotFacts, groups: readonly FileGroup[], rewritten?: (i: number) => boolean,
+): TableSummary {
   const kept = snapshotFacts.kept;
+  let isRewritten = rewritten;
+  if (!isRewritten) {
+    const paths = new Set(groups.flatMap((g) => g.inputs.map((i) => i.file.filePath)));
+    isRewritten = (i) => paths.has(kept.path(i));
+  }
+  const targets = new Map<string, { file: DataFile; all: boolean }>();
   for (const i of kept.byPath) {
-    if (kept.store.deletesOf(i) === undefined) continue;
-    const done = rewritten.has(kept.path(i));
-    for (const d of kept.deletes(i)) {
+    const deletes = kept.deletes(i);
+    if (deletes.length === 0) continue;
+    const done = isRewritten(i);
+    for (const d of deletes) {
       const k = deleteFileKey(d.file);
       const t = targets.get(k);
       if (t) t.all &&= done;

@@ -94,30 +94,42 @@ export function partitionFromJson(json: Record<string, unknown>, type: StructTyp
 }
 
 export function dataFileToJson(f: DataFile, metadata: TableMetadata): DataFileJson {
-  const opt = <K extends string, V>(k: K, v: V | undefined | null): Partial<Record<K, V>> =>
-    v === undefined || v === null ? {} : ({ [k]: v } as Record<K, V>);
-  return {
+  // Built field by field (a plan writes ~100k of these): keys in this order, optional ones only when set.
+  const out: Record<string, unknown> = {
     content: f.content,
     filePath: f.filePath,
     fileFormat: f.fileFormat,
     specId: f.specId,
-    partition: partitionToJson(f.partition, partitionTypeOf(metadata, f.specId)),
+    partition: partitionJsonOf(f.partition, partitionTypeOf(metadata, f.specId)),
     recordCount: f.recordCount.toString(),
     fileSizeInBytes: f.fileSizeInBytes.toString(),
-    ...opt('columnSizes', countsToJson(f.columnSizes)),
-    ...opt('valueCounts', countsToJson(f.valueCounts)),
-    ...opt('nullValueCounts', countsToJson(f.nullValueCounts)),
-    ...opt('nanValueCounts', countsToJson(f.nanValueCounts)),
-    ...opt('lowerBounds', bytesToJson(f.lowerBounds)),
-    ...opt('upperBounds', bytesToJson(f.upperBounds)),
-    ...opt('splitOffsets', f.splitOffsets?.map(String)),
-    ...opt('equalityIds', f.equalityIds ? [...f.equalityIds] : undefined),
-    ...opt('sortOrderId', f.sortOrderId),
-    ...opt('firstRowId', f.firstRowId?.toString()),
-    ...opt('referencedDataFile', f.referencedDataFile),
-    ...opt('contentOffset', f.contentOffset?.toString()),
-    ...opt('contentSizeInBytes', f.contentSizeInBytes?.toString()),
   };
+  if (f.columnSizes) out.columnSizes = countsToJson(f.columnSizes);
+  if (f.valueCounts) out.valueCounts = countsToJson(f.valueCounts);
+  if (f.nullValueCounts) out.nullValueCounts = countsToJson(f.nullValueCounts);
+  if (f.nanValueCounts) out.nanValueCounts = countsToJson(f.nanValueCounts);
+  if (f.lowerBounds) out.lowerBounds = bytesToJson(f.lowerBounds);
+  if (f.upperBounds) out.upperBounds = bytesToJson(f.upperBounds);
+  if (f.splitOffsets) out.splitOffsets = f.splitOffsets.map(String);
+  if (f.equalityIds) out.equalityIds = [...f.equalityIds];
+  if (f.sortOrderId !== undefined && f.sortOrderId !== null) out.sortOrderId = f.sortOrderId;
+  if (f.firstRowId !== undefined && f.firstRowId !== null) out.firstRowId = f.firstRowId.toString();
+  if (f.referencedDataFile !== undefined && f.referencedDataFile !== null) out.referencedDataFile = f.referencedDataFile;
+  if (f.contentOffset !== undefined && f.contentOffset !== null) out.contentOffset = f.contentOffset.toString();
+  if (f.contentSizeInBytes !== undefined && f.contentSizeInBytes !== null) out.contentSizeInBytes = f.contentSizeInBytes.toString();
+  return out as unknown as DataFileJson;
+}
+
+/** JSON partitions made so far, per partition type: the files of one partition share their tuple object. */
+const partitionJsons = new WeakMap<StructType, WeakMap<Row, Record<string, unknown>>>();
+
+/** partitionToJson, made once per tuple object and type; the result is shared, never to be changed. */
+function partitionJsonOf(partition: Row, type: StructType): Record<string, unknown> {
+  let byRow = partitionJsons.get(type);
+  if (!byRow) partitionJsons.set(type, (byRow = new WeakMap()));
+  let json = byRow.get(partition);
+  if (!json) byRow.set(partition, (json = partitionToJson(partition, type)));
+  return json;
 }
 
 export function dataFileFromJson(j: DataFileJson, metadata: TableMetadata): DataFile {

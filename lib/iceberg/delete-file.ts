@@ -20,14 +20,22 @@ export function isDeletionVector(f: Pick<DeleteFileIdentity, 'content' | 'fileFo
   return f.content === FileContent.PositionDeletes && f.fileFormat.toUpperCase() === 'PUFFIN';
 }
 
+/** Keys made so far: a plan asks for the same delete file's key once per data file it applies to. Files are immutable. */
+const keys = new WeakMap<DeleteFileIdentity, string>();
+
 /**
  * Says that two references name the same delete file. Deletion vectors share Puffin files, so a
  * DV is its blob: path and offset. Paths are compared without scheme and authority, as the scan
  * compares them (`hdfs://nn/x` and `/x` are the same file).
  */
 export function deleteFileKey(f: DeleteFileIdentity): string {
-  const path = normalizePath(f.filePath);
-  return isDeletionVector(f) && f.contentOffset !== undefined && f.contentOffset !== null ? `${path}#${String(f.contentOffset)}` : path;
+  let key = keys.get(f);
+  if (key === undefined) {
+    const path = normalizePath(f.filePath);
+    key = isDeletionVector(f) && f.contentOffset !== undefined && f.contentOffset !== null ? `${path}#${String(f.contentOffset)}` : path;
+    keys.set(f, key);
+  }
+  return key;
 }
 
 /** Bytes a reader fetches to apply a delete file: a DV's blob, else the whole file. */
