@@ -353,7 +353,7 @@ export class FactsAccumulator {
           specId !== this.metadata.defaultSpecId ||
           format !== REWRITABLE_FORMAT
         : // The plan reports every file it cannot rewrite, selected or not.
-          unrewritable(format, hasDeletes ? rewriteDeletes(d, p.mode) : NO_DELETE_REFS) !== undefined);
+          unrewritableWith(format, hasDeletes ? d : undefined, p.mode) !== undefined);
     if (!keep && hasDeletes) {
       for (const r of rewriteDeletes(d, p.mode)) this.unkeptDeletes.add(deleteFileKey(r.file));
     }
@@ -394,7 +394,7 @@ export class FactsAccumulator {
       reasons[i] = bits;
       const format = store.format(i);
       if (format !== REWRITABLE_FORMAT || d) {
-        const w = unrewritable(format, d ? rewriteDeletes(d, policy.mode) : NO_DELETE_REFS);
+        const w = unrewritableWith(format, d, policy.mode);
         if (w !== undefined) why.set(i, w);
       }
     }
@@ -463,9 +463,22 @@ export class FactsAccumulator {
 }
 
 /** Why a data file cannot be rewritten with these deletes, when it cannot. */
+/** unrewritable of a file with deletes `d` as a rewrite in `mode` applies them, listed only when one cannot be read. */
+function unrewritableWith(format: FileFormat, d: ApplicableDeletes | undefined, mode: ResolvedPolicy['mode']): string | undefined {
+  if (format !== REWRITABLE_FORMAT) return unrewritable(format, NO_DELETE_REFS);
+  if (!d) return undefined;
+  const unreadable = (r: DeleteFileRef): boolean => !readableDeleteFormat(r.file.fileFormat);
+  const any = (d.deletionVector !== undefined && unreadable(d.deletionVector)) || d.positionDeletes.some(unreadable) || (mode !== 'minor' && d.equalityDeletes.some(unreadable));
+  return any ? unrewritable(format, rewriteDeletes(d, mode)) : undefined;
+}
+
+function readableDeleteFormat(format: string): boolean {
+  return format === REWRITABLE_FORMAT || format === 'PUFFIN';
+}
+
 function unrewritable(format: FileFormat, deletes: readonly DeleteFileRef[]): string | undefined {
   if (format !== REWRITABLE_FORMAT) return `file format ${format} cannot be rewritten (only ${REWRITABLE_FORMAT})`;
-  const unreadable = deletes.find((d) => d.file.fileFormat !== REWRITABLE_FORMAT && d.file.fileFormat !== 'PUFFIN');
+  const unreadable = deletes.find((d) => !readableDeleteFormat(d.file.fileFormat));
   return unreadable
     ? `its delete file ${unreadable.file.filePath} is ${unreadable.file.fileFormat}, which cannot be read (only ${REWRITABLE_FORMAT} and PUFFIN)`
     : undefined;

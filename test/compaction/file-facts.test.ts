@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { Table } from '../../lib/catalog/table.js';
 import { FactsAccumulator, fileFacts, partitionsOf } from '../../lib/compaction/file-facts.js';
 import { deleteFileKey } from '../../lib/iceberg/delete-file.js';
+import type { DeleteFileRef } from '../../lib/iceberg/delete-index.js';
 import { resolvePolicy } from '../../lib/compaction/policy.js';
 import { LocalFileIO } from '../../lib/io/local.js';
 import { planFiles } from '../../lib/iceberg/scan-planning.js';
@@ -71,6 +72,23 @@ describe('file facts', () => {
     expect([major[0].equalityDeletes, minor[0].equalityDeletes]).toEqual([1, 1]);
     // How many rows an equality delete matches is unknown from metadata.
     expect(major[0].deletedRecords).toBe(0);
+  });
+
+  it('name a delete file a rewrite would apply but cannot read, and only one it would apply', async () => {
+    let t = await newTable();
+    const first = nextId;
+    t = await appendRows(t, rows('a', 4));
+    t = await deleteByEquality(t, [1, 2], [{ id: BigInt(first), category: 'a' }]);
+    const scan = await planFiles(t.io, t.metadata);
+    // The same delete as if another engine had written it in ORC.
+    const orc = (d: DeleteFileRef): DeleteFileRef => ({ ...d, file: { ...d.file, fileFormat: 'ORC' } });
+    const asOrc = { ...scan, tasks: scan.tasks.map((x) => ({ ...x, deletes: { ...x.deletes, equalityDeletes: x.deletes.equalityDeletes.map(orc) } })) };
+    const [del] = asOrc.tasks[0].deletes.equalityDeletes;
+    const major = fileFacts(t.metadata, asOrc, resolvePolicy(t.metadata).policy);
+    expect(major[0].unrewritable).toBe(`its delete file ${del.file.filePath} is ORC, which cannot be read (only PARQUET and PUFFIN)`);
+    // Minor compaction leaves equality deletes in place: nothing to read.
+    const minor = fileFacts(t.metadata, asOrc, resolvePolicy(t.metadata, { mode: 'minor' }).policy);
+    expect(minor[0].unrewritable).toBeUndefined();
   });
 });
 
