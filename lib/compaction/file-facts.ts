@@ -91,7 +91,7 @@ export interface SnapshotFacts {
   readonly neededDeletes: ReadonlySet<string>;
 }
 
-/** A partition of kept files: their indexes in KeptFiles, by path, and (made on first use) their facts. */
+/** A partition of kept files: their indexes in KeptFiles (in the order added), and (made on first use) their facts. */
 export interface KeptPartition extends PartitionFacts {
   readonly indexes: readonly number[];
 }
@@ -116,12 +116,10 @@ export class KeptFiles {
   private readonly reasonLists = new Map<number, readonly FileReason[]>();
   /** deletes(i), made once per file: a plan asks for them several times (estimate, value, message, summary). */
   private readonly deleteLists = new Map<number, readonly DeleteFileRef[]>();
-  private ranks: Int32Array | undefined;
+  private sorted: readonly number[] | undefined;
 
   constructor(
     readonly store: CandidateStore,
-    /** Indexes by file path (then order added). */
-    readonly byPath: readonly number[],
     readonly deletedRecords: Float64Array,
     readonly reasons: Uint8Array,
     private readonly unrewritableOf: ReadonlyMap<number, string>,
@@ -132,13 +130,15 @@ export class KeptFiles {
     return this.store.paths[i];
   }
 
-  /** Orders files i and j as cmp orders their paths (then by index): byPath's order, without comparing strings. */
+  /** Orders files i and j by path, then by index (the order they were added). */
   pathOrder(i: number, j: number): number {
-    if (!this.ranks) {
-      this.ranks = new Int32Array(this.store.paths.length);
-      this.byPath.forEach((x, r) => (this.ranks![x] = r));
-    }
-    return this.ranks[i] - this.ranks[j];
+    const paths = this.store.paths;
+    return cmp(paths[i], paths[j]) || i - j;
+  }
+
+  /** Indexes by file path (then order added), sorted when first asked: a plan needs no total order of a million paths. */
+  get byPath(): readonly number[] {
+    return (this.sorted ??= Array.from({ length: this.store.length }, (_, i) => i).sort((a, b) => this.pathOrder(a, b)));
   }
 
   size(i: number): number {
@@ -363,8 +363,6 @@ export class FactsAccumulator {
   finish(): SnapshotFacts {
     const store = this.store;
     const n = store.length;
-    const paths = store.paths;
-    const byPath = Array.from({ length: n }, (_, i) => i).sort((a, b) => cmp(paths[a], paths[b]) || a - b);
     const deletedRecords = new Float64Array(n);
     const reasons = new Uint8Array(n);
     const why = new Map<number, string>();
@@ -398,17 +396,21 @@ export class FactsAccumulator {
         if (w !== undefined) why.set(i, w);
       }
     }
-    const kept = new KeptFiles(store, byPath, deletedRecords, reasons, why, policy.mode);
-    const byKey = new Map<PartitionAccumulator, number[]>();
-    for (const i of byPath) {
+    const kept = new KeptFiles(store, deletedRecords, reasons, why, policy.mode);
+    // Partitions in the order of their first file by path: each one's least path, no sort of them all.
+    const byKey = new Map<PartitionAccumulator, { indexes: number[]; first: number }>();
+    for (let i = 0; i < n; i++) {
       if (!store.selected(i)) continue;
       const p = store.partition(i) as PartitionAccumulator;
-      const list = byKey.get(p);
-      if (list) list.push(i);
-      else byKey.set(p, [i]);
+      const e = byKey.get(p);
+      if (!e) byKey.set(p, { indexes: [i], first: i });
+      else {
+        e.indexes.push(i);
+        if (kept.pathOrder(i, e.first) < 0) e.first = i;
+      }
     }
     const partitions: KeptPartition[] = [];
-    for (const [p, indexes] of byKey) {
+    for (const [p, { indexes }] of [...byKey].sort(([, a], [, b]) => kept.pathOrder(a.first, b.first))) {
       let files: FileFacts[] | undefined;
       partitions.push({
         key: p.key,
@@ -418,7 +420,7 @@ export class FactsAccumulator {
         lastCommitMs: p.lastCommitMs,
         indexes,
         get files(): FileFacts[] {
-          return (files ??= indexes.map((i) => kept.facts(i)));
+          return (files ??= [...indexes].sort((a, b) => kept.pathOrder(a, b)).map((i) => kept.facts(i)));
         },
       });
     }
@@ -427,7 +429,7 @@ export class FactsAccumulator {
     let facts: FileFacts[] | undefined;
     return {
       get facts(): FileFacts[] {
-        return (facts ??= byPath.map((i) => kept.facts(i)));
+        return (facts ??= kept.byPath.map((i) => kept.facts(i)));
       },
       partitions,
       kept,

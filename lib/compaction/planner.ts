@@ -103,7 +103,7 @@ export function planFromFacts(
   const policy = resolved.policy;
   const kept = snapshotFacts.kept;
   const skipped: { path: string; reason: string }[] = [];
-  for (const i of kept.byPath) {
+  for (let i = 0; i < kept.store.length; i++) {
     const why = kept.unrewritable(i);
     if (why !== undefined) skipped.push({ path: kept.path(i), reason: why });
   }
@@ -367,7 +367,7 @@ export function tableSummary(
     isRewritten = (i) => paths.has(kept.path(i));
   }
   const targets = new Map<string, { file: DataFile; all: boolean }>();
-  for (const i of kept.byPath) {
+  for (let i = 0; i < kept.store.length; i++) {
     const deletes = kept.deletes(i);
     if (deletes.length === 0) continue;
     const done = isRewritten(i);
