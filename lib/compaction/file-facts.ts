@@ -115,7 +115,7 @@ export class KeptFiles {
   private readonly made: (FileFacts | undefined)[] = [];
   private readonly reasonLists = new Map<number, readonly FileReason[]>();
   /** deletes(i), made once per file: a plan asks for them several times (estimate, value, message, summary). */
-  private readonly deleteLists = new Map<number, readonly DeleteFileRef[]>();
+  private deleteLists: (readonly DeleteFileRef[] | null)[] | undefined;
   private sorted: readonly number[] | undefined;
 
   constructor(
@@ -161,6 +161,11 @@ export class KeptFiles {
     return this.unrewritableOf.get(i);
   }
 
+  /** The files that cannot be rewritten, with why (few: no need to ask each file). */
+  unrewritableFiles(): ReadonlyMap<number, string> {
+    return this.unrewritableOf;
+  }
+
   /** The scan's equality deletes of file i. */
   equalityDeletes(i: number): readonly DeleteFileRef[] {
     return this.store.deletesOf(i)?.equalityDeletes ?? NO_DELETE_REFS;
@@ -170,9 +175,13 @@ export class KeptFiles {
   deletes(i: number): readonly DeleteFileRef[] {
     const d = this.store.deletesOf(i);
     if (d === undefined) return NO_DELETE_REFS;
-    let list = this.deleteLists.get(i);
-    if (!list) this.deleteLists.set(i, (list = rewriteDeletes(d, this.mode)));
-    return list;
+    if (!this.deleteLists) {
+      // Packed (filled one by one): an array made with a million holes would be a dictionary.
+      const lists: null[] = [];
+      for (let k = 0; k < this.store.length; k++) lists.push(null);
+      this.deleteLists = lists;
+    }
+    return (this.deleteLists[i] ??= rewriteDeletes(d, this.mode));
   }
 
   reasonList(i: number): readonly FileReason[] {

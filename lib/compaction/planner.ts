@@ -103,10 +103,7 @@ export function planFromFacts(
   const policy = resolved.policy;
   const kept = snapshotFacts.kept;
   const skipped: { path: string; reason: string }[] = [];
-  for (let i = 0; i < kept.store.length; i++) {
-    const why = kept.unrewritable(i);
-    if (why !== undefined) skipped.push({ path: kept.path(i), reason: why });
-  }
+  for (const [i, why] of kept.unrewritableFiles()) skipped.push({ path: kept.path(i), reason: why });
 
   const quietMs = policy.quietMinutes * 60_000;
   // Minor compaction keeps equality deletes in place, but they match by spec and partition: moving
@@ -216,7 +213,8 @@ export function keepGroup(kept: KeptFiles, files: readonly number[], policy: Res
 export function groupId(specId: number, key: string, paths: readonly string[]): string {
   const h = createHash('sha256');
   h.update(`${specId}\n${key}\n`);
-  for (const p of [...paths].sort()) h.update(`${p}\n`);
+  // One update: the same bytes as one per path.
+  if (paths.length > 0) h.update([...paths].sort().join('\n') + '\n');
   return h.digest('hex').slice(0, 24);
 }
 
@@ -291,10 +289,8 @@ function makeGroup(metadata: TableMetadata, kept: KeptFiles, draft: DraftGroup, 
  */
 export function forRewrite(f: DataFile): DataFile {
   if (!f.columnSizes && !f.valueCounts && !f.nullValueCounts && !f.nanValueCounts && !f.lowerBounds && !f.upperBounds && !f.splitOffsets) return f;
-  const filePathOnly = (m: ReadonlyMap<number, Uint8Array> | null | undefined): ReadonlyMap<number, Uint8Array> | null => {
-    const b = f.content === FileContent.PositionDeletes ? m?.get(MetadataColumns.FILE_PATH) : undefined;
-    return b === undefined ? null : new Map([[MetadataColumns.FILE_PATH, b]]);
-  };
+  const filePathOnly = (m: ReadonlyMap<number, Uint8Array> | null | undefined): ReadonlyMap<number, Uint8Array> | null =>
+    f.content === FileContent.PositionDeletes ? filePathBound(m) : null;
   return {
     ...f,
     columnSizes: null,
@@ -305,6 +301,11 @@ export function forRewrite(f: DataFile): DataFile {
     upperBounds: filePathOnly(f.upperBounds),
     splitOffsets: null,
   };
+}
+
+function filePathBound(m: ReadonlyMap<number, Uint8Array> | null | undefined): ReadonlyMap<number, Uint8Array> | null {
+  const b = m?.get(MetadataColumns.FILE_PATH);
+  return b === undefined ? null : new Map([[MetadataColumns.FILE_PATH, b]]);
 }
 
 /**
