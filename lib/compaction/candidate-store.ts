@@ -117,6 +117,12 @@ export class CandidateStore {
     return j;
   }
 
+  /** Gives files `from` on paths of their own (a slice keeps the whole string it was cut from). */
+  ownPaths(from: number): void {
+    // The concatenation is flattened into a new string by the slice, which then points into that.
+    for (let i = from; i < this.length; i++) this.paths[i] = ` ${this.paths[i]}`.slice(1);
+  }
+
   selected(i: number): boolean {
     return (this.flags[i] & SELECTED) !== 0;
   }

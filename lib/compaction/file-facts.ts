@@ -292,6 +292,7 @@ export class FactsAccumulator {
    */
   addColumns(c: ManifestColumns, spec: PartitionSpec, deletes: DeleteFileIndex): void {
     const asTasks = this.filter !== undefined || this.options.keep === 'all';
+    const first = this.store.length;
     const parts = c.partitions.map((p) => {
       const partition = this.partitionOf(p.key, c.specId, p.row, spec);
       // A tuple that makes the same key but is not the same values: its files are kept whole.
@@ -319,6 +320,9 @@ export class FactsAccumulator {
         this.store.addColumns(c, i, partition.index, hasDeletes ? d : undefined);
       }
     }
+    // Paths from a decode worker are slices of one string per manifest: when most of its files
+    // leave, the kept ones get their own copy, so memory follows the candidates, not the table.
+    if ((this.store.length - first) * 2 < c.count) this.store.ownPaths(first);
   }
 
   /**
