@@ -24,6 +24,8 @@ export interface ZstdCodec {
   compress(data: Uint8Array, level: number): Uint8Array;
   /** Decompresses one or more frames; throws when they do not hold exactly `uncompressedSize` bytes. */
   decompress(data: Uint8Array, uncompressedSize: number): Uint8Array;
+  /** Decompresses one or more frames into `dst`; throws when they do not hold exactly `dst.length` bytes. */
+  decompressInto(data: Uint8Array, dst: Uint8Array): void;
 }
 
 /** ZSTD level when none is set: Iceberg's `write.parquet.compression-level` default for zstd (parquet-mr's too). */
@@ -52,6 +54,10 @@ function zlibCodec(): ZstdCodec | undefined {
       // Node's zlib stops after the first frame; a page may hold several.
       if (out.length < uncompressedSize) out = Buffer.concat(zstdFrames(data).map((f) => zstdDecompressSync(f, options)));
       return checked(out, uncompressedSize);
+    },
+    decompressInto(data, dst) {
+      // zlib cannot write into a given buffer.
+      dst.set(this.decompress(data, dst.length));
     },
   };
 }
@@ -82,6 +88,10 @@ function napiCodec(): ZstdCodec | undefined {
       // Into a buffer of the size the page header gives (zstd-napi's own decompress allocates what the frame claims).
       const out = Buffer.allocUnsafe(uncompressedSize);
       return checked(out.subarray(0, dctx.decompress(out, data)), uncompressedSize);
+    },
+    decompressInto(data, dst) {
+      // zstd fails on output past the end of dst; less than it is caught here.
+      checked(dst.subarray(0, dctx.decompress(dst, data)), dst.length);
     },
   };
 }

@@ -18,6 +18,7 @@ import { canImport, importBatch, type WasmMemory } from './arrow-c-data.js';
 import { zstdCodec } from './compression-codec.js';
 import { readFooter, rowGroupStart, type ParquetFooter } from './footer.js';
 import { planRowGroup, schemaOnlyFile } from './row-group-file.js';
+import { ScratchBuffer } from './scratch-buffer.js';
 import { fieldIdsOf, schemaByBytes, type ArrowFieldIds } from './schema.js';
 import type { TypedField } from './thrift.js';
 
@@ -182,7 +183,7 @@ async function* decodeRowGroup(
       });
     }
   });
-  const rowGroupFile = plan.build(fetched);
+  const rowGroupFile = plan.build(fetched, ROW_GROUP_SCRATCH);
   let table: pw.Table;
   try {
     table = pw.readParquet(rowGroupFile, { batchSize });
@@ -216,6 +217,8 @@ async function* decodeRowGroup(
 }
 
 const WASM_MEMORY = pw.wasmMemory() as unknown as WasmMemory;
+/** Rebuilt row-group files up to this size are built in one reused buffer (readParquet copies them into wasm at once). */
+const ROW_GROUP_SCRATCH = new ScratchBuffer(4 * 1024 * 1024);
 
 /** The top-level fields named in `columns`, in the file's order (a rebuilt row-group file keeps that order). */
 function projectedSchema(schema: arrow.Schema, columns: readonly string[]): arrow.Schema {
