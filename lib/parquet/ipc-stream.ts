@@ -23,13 +23,17 @@ class Body {
   readonly nodes: FieldNode[] = [];
   readonly regions: BufferRegion[] = [];
   readonly fills: Array<Fill | undefined> = [];
+  /** Where, in each region, the bytes `fill` leaves for zeros start. */
+  readonly zeroFrom: number[] = [];
   length = 0;
 
-  buffer(bytes: number, fill?: Fill): void {
+  /** A buffer of `bytes` (padded to 8): `fill` writes them, into zeroed bytes when `zeroed` (bitmaps set bit by bit). */
+  buffer(bytes: number, fill?: Fill, zeroed = false): void {
     // Regions span the padding too, as Arrow JS writes them.
     const padded = (bytes + 7) & ~7;
     this.regions.push(new BufferRegion(this.length, padded));
     this.fills.push(fill);
+    this.zeroFrom.push(zeroed ? 0 : bytes);
     this.length += padded;
   }
 }
@@ -60,7 +64,7 @@ function supported(type: arrow.DataType): boolean {
 }
 
 /** A bitmap of `n` bits from each part's bits (from its offset on). */
-function bits(parts: readonly AnyData[], n: number, of: (p: AnyData) => Uint8Array | undefined): [number, Fill] {
+function bits(parts: readonly AnyData[], n: number, of: (p: AnyData) => Uint8Array | undefined): [number, Fill, boolean] {
   return [
     (n + 7) >> 3,
     (dst, at) => {
@@ -73,6 +77,7 @@ function bits(parts: readonly AnyData[], n: number, of: (p: AnyData) => Uint8Arr
         row += p.length;
       }
     },
+    true,
   ];
 }
 
@@ -109,6 +114,7 @@ function layout(body: Body, parts: readonly AnyData[]): void {
     }
     body.buffer(4 * (n + 1), (dst, at) => {
       const out = new Int32Array(dst.buffer, dst.byteOffset + at, n + 1);
+      out[0] = 0;
       let row = 0;
       let end = 0;
       for (const p of parts) {
@@ -158,14 +164,14 @@ function layout(body: Body, parts: readonly AnyData[]): void {
   });
 }
 
-/** An encapsulated message (continuation marker, padded metadata length, metadata, padding), at `at` of `dst`. */
-function writeMessage(dst: Uint8Array, at: number, metadata: Uint8Array): number {
+/** An encapsulated message (continuation marker, padded metadata length, metadata, zero padding), at `at` of `dst`. */
+function writeMessage(dst: Uint8Array, at: number, metadata: Uint8Array): void {
   const view = new DataView(dst.buffer, dst.byteOffset, dst.byteLength);
   const padded = messageLength(metadata) - 8;
   view.setInt32(at, -1, true);
   view.setInt32(at + 4, padded, true);
   dst.set(metadata, at + 8);
-  return at + 8 + padded;
+  dst.fill(0, at + 8 + metadata.length, at + 8 + padded);
 }
 
 function messageLength(metadata: Uint8Array): number {
@@ -196,14 +202,21 @@ export class IpcStreamEncoder {
     const header = Message.encode(Message.from(new RecordBatchHeader(rows, body.nodes, body.regions, null), body.length));
     const schemaEnd = messageLength(this.schemaMetadata);
     const bodyStart = schemaEnd + messageLength(header);
-    // Zero-filled: padding, and the bitmaps that are set bit by bit.
     const size = bodyStart + body.length + 8;
-    const out = scratch ? scratch.take(size).fill(0) : new Uint8Array(size);
+    // Every byte is written: the buffers, their padding and the bitmaps' zeros, the messages.
+    const out = scratch ? scratch.take(size) : new Uint8Array(size);
     writeMessage(out, 0, this.schemaMetadata);
     writeMessage(out, schemaEnd, header);
-    for (let i = 0; i < body.regions.length; i++) body.fills[i]?.(out, bodyStart + body.regions[i].offset);
+    for (let i = 0; i < body.regions.length; i++) {
+      const { offset, length } = body.regions[i];
+      const at = bodyStart + offset;
+      out.fill(0, at + body.zeroFrom[i], at + length);
+      body.fills[i]?.(out, at);
+    }
     // End of stream: continuation marker and a zero length.
-    new DataView(out.buffer, out.byteOffset, size).setInt32(bodyStart + body.length, -1, true);
+    const view = new DataView(out.buffer, out.byteOffset, size);
+    view.setInt32(bodyStart + body.length, -1, true);
+    view.setInt32(bodyStart + body.length + 4, 0, true);
     return out;
   }
 }
