@@ -11,8 +11,8 @@ export class ScratchBuffer {
   constructor(private readonly maxBytes: number) {}
 
   /** `size` bytes, not zeroed; the caller's until the next `take` (so: used synchronously, never kept). */
-  take(size: number): Uint8Array {
-    if (size > this.maxBytes) return new Uint8Array(Buffer.allocUnsafeSlow(size).buffer, 0, size);
+  take(size: number): Uint8Array<ArrayBuffer> {
+    if (size > this.maxBytes) return new Uint8Array(Buffer.allocUnsafeSlow(size).buffer as ArrayBuffer, 0, size);
     if (!this.buffer || this.buffer.byteLength < size) {
       this.buffer = Buffer.allocUnsafeSlow(Math.min(this.maxBytes, Math.max(size, 2 * (this.buffer?.byteLength ?? 0)))).buffer as ArrayBuffer;
     }
