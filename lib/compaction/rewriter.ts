@@ -170,7 +170,8 @@ export async function rewriteGroup(
     const checkOut = new RowSetChecksum(proofHasher(schema, lineage));
     const window = copy.readWindow;
     for (const f of decoded) {
-      for await (const { batch } of readBatches(io, f, writeSchema, { batchSize, window })) hashBatch(batch, checkOut);
+      // Transient: each batch is hashed before the next is read into the same buffer.
+      for await (const { batch } of readBatches(io, f, writeSchema, { batchSize, window, transient: true })) hashBatch(batch, checkOut);
     }
     await copy.prove(checkOut);
     const outputs = [...decoded, ...copied];

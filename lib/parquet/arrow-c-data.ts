@@ -13,6 +13,7 @@
  */
 import * as arrow from 'apache-arrow';
 import { recordBatch } from './batches.js';
+import type { ScratchBuffer } from './scratch-buffer.js';
 
 type AnyData = arrow.Data<arrow.DataType>;
 
@@ -103,8 +104,9 @@ class WasmView {
   }
 
   /** Makes room for copies of `bytes` in all, each buffer 8-byte aligned (see `copy`). */
-  reserve(bytes: number): void {
-    this.arena = new Uint8Array(bytes);
+  reserve(bytes: number, scratch?: ScratchBuffer): void {
+    // Not zeroed: every byte a copy's view covers is written; only the alignment gaps are not, and no view reads them.
+    this.arena = scratch ? scratch.take(bytes) : new Uint8Array(Buffer.allocUnsafeSlow(bytes).buffer, 0, bytes);
     this.used = 0;
   }
 
@@ -247,12 +249,13 @@ export function canImport(memory: WasmMemory, schemaPtr: number, schema: arrow.S
 /**
  * Copies one exported record batch (the ArrowArray at `arrayPtr`, checked with `canImport`)
  * out of wasm memory. The memory's buffer is taken afresh: any wasm call may have grown it.
+ * Copied into `scratch` when given: the batch is then valid until its next use.
  */
-export function importBatch(memory: WasmMemory, arrayPtr: number, schema: arrow.Schema): arrow.RecordBatch {
+export function importBatch(memory: WasmMemory, arrayPtr: number, schema: arrow.Schema, scratch?: ScratchBuffer): arrow.RecordBatch {
   const m = new WasmView(memory.buffer);
   const type = new arrow.Struct(schema.fields);
   const layout = layoutOf(m, arrayPtr, type);
-  m.reserve(layout.bytes);
+  m.reserve(layout.bytes, scratch);
   const data = importArray(m, layout, type) as arrow.Data<arrow.Struct>;
   return recordBatch(schema, data);
 }

@@ -24,6 +24,8 @@ export interface ZstdCodec {
   compress(data: Uint8Array, level: number): Uint8Array;
   /** Decompresses one or more frames; throws when they do not hold exactly `uncompressedSize` bytes. */
   decompress(data: Uint8Array, uncompressedSize: number): Uint8Array;
+  /** Decompresses one or more frames into `dst`; throws when they do not hold exactly `dst.length` bytes. Needs no `this`. */
+  decompressInto(data: Uint8Array, dst: Uint8Array): void;
 }
 
 /** ZSTD level when none is set: Iceberg's `write.parquet.compression-level` default for zstd (parquet-mr's too). */
@@ -42,17 +44,20 @@ function zlibCodec(): ZstdCodec | undefined {
   if (typeof z.zstdCompressSync !== 'function' || typeof z.zstdDecompressSync !== 'function') return undefined;
   const levelParam = (zlib.constants as unknown as ZlibZstd['constants']).ZSTD_c_compressionLevel;
   const { zstdCompressSync, zstdDecompressSync } = z as ZlibZstd;
+  const decompress = (data: Uint8Array, uncompressedSize: number): Uint8Array => {
+    // maxOutputLength stops a frame that claims more from allocating it; one byte more tells "too long" from "exact".
+    const options = { maxOutputLength: Math.max(1, uncompressedSize + 1) };
+    let out: Uint8Array = zstdDecompressSync(data, options);
+    // Node's zlib stops after the first frame; a page may hold several.
+    if (out.length < uncompressedSize) out = Buffer.concat(zstdFrames(data).map((f) => zstdDecompressSync(f, options)));
+    return checked(out, uncompressedSize);
+  };
   return {
     name: 'node:zlib',
     compress: (data, level) => zstdCompressSync(data, { params: { [levelParam]: level } }),
-    decompress(data, uncompressedSize) {
-      // maxOutputLength stops a frame that claims more from allocating it; one byte more tells "too long" from "exact".
-      const options = { maxOutputLength: Math.max(1, uncompressedSize + 1) };
-      let out: Uint8Array = zstdDecompressSync(data, options);
-      // Node's zlib stops after the first frame; a page may hold several.
-      if (out.length < uncompressedSize) out = Buffer.concat(zstdFrames(data).map((f) => zstdDecompressSync(f, options)));
-      return checked(out, uncompressedSize);
-    },
+    decompress,
+    // zlib cannot write into a given buffer.
+    decompressInto: (data, dst) => dst.set(decompress(data, dst.length)),
   };
 }
 
@@ -83,6 +88,8 @@ function napiCodec(): ZstdCodec | undefined {
       const out = Buffer.allocUnsafe(uncompressedSize);
       return checked(out.subarray(0, dctx.decompress(out, data)), uncompressedSize);
     },
+    // zstd fails on output past the end of dst; less than it is caught here.
+    decompressInto: (data, dst) => void checked(dst.subarray(0, dctx.decompress(dst, data)), dst.length),
   };
 }
 

@@ -29,7 +29,7 @@ export function copyBits(src: Uint8Array, from: number, dst: Uint8Array, to: num
 }
 
 /** Sets `n` bits from `to` on (an all-valid stretch). */
-function setBits(dst: Uint8Array, to: number, n: number): void {
+export function setBits(dst: Uint8Array, to: number, n: number): void {
   let i = 0;
   for (; i < n && ((to + i) & 7) !== 0; i++) dst[(to + i) >> 3] |= 1 << ((to + i) & 7);
   const whole = (n - i) >> 3;

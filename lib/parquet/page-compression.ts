@@ -125,21 +125,50 @@ function rewritten(header: readonly TypedField[], page: Page, compressedSize: nu
   return { parts: [head, ...body], length: head.length + compressedSize };
 }
 
-/** The page with its payload decompressed by `decompress` (which must give exactly the size asked for). */
-export function decompressPage(bytes: Uint8Array, page: Page, decompress: (data: Uint8Array, size: number) => Uint8Array): RewrittenPage {
+/**
+ * A page as it is once its payload is decompressed: its new header, the payload bytes that stay
+ * as they are (a v2 page's levels, or all of an uncompressed page's), then the values that
+ * `compressed` decompresses to. Sized before anything is decompressed, so that a rebuilt
+ * file is allocated once and each page decompressed straight into its place.
+ */
+export interface PageToDecompress {
+  /** Where the page starts in its column chunk (for errors). */
+  readonly start: number;
+  readonly header: Uint8Array;
+  readonly kept: Uint8Array;
+  readonly compressed: Uint8Array | undefined;
+  /** Bytes `compressed` decompresses to. */
+  readonly valuesSize: number;
+  /** Bytes of the page once decompressed: header, kept and values. */
+  readonly length: number;
+}
+
+/** How the page reads once decompressed. */
+export function pageToDecompress(bytes: Uint8Array, page: Page): PageToDecompress {
   const { levels, compressed } = layout(page);
   const payload = bytes.subarray(page.payloadStart, page.end);
-  if (!compressed) {
-    if (payload.length !== page.uncompressedSize) throw new PageError(`uncompressed page of ${payload.length} bytes claims ${page.uncompressedSize}`);
-    return rewritten(page.header, page, payload.length, page.type === PageType.DATA_PAGE_V2 ? false : undefined, [payload]);
-  }
-  let values: Uint8Array;
+  if (!compressed && payload.length !== page.uncompressedSize) throw new PageError(`uncompressed page of ${payload.length} bytes claims ${page.uncompressedSize}`);
+  const header = rewritten(page.header, page, page.uncompressedSize, page.type === PageType.DATA_PAGE_V2 ? false : undefined, []).parts[0];
+  const kept = compressed ? payload.subarray(0, levels) : payload;
+  const valuesSize = compressed ? page.uncompressedSize - levels : 0;
+  return {
+    start: page.start, header, kept, compressed: compressed ? payload.subarray(levels) : undefined, valuesSize,
+    length: header.length + kept.length + valuesSize,
+  };
+}
+
+/** Writes the decompressed page at `at` of `dst` (`page.length` bytes); `decompressInto` must fill exactly the bytes it is given. */
+export function writeDecompressedPage(page: PageToDecompress, dst: Uint8Array, at: number, decompressInto: (data: Uint8Array, dst: Uint8Array) => void): void {
+  dst.set(page.header, at);
+  at += page.header.length;
+  dst.set(page.kept, at);
+  at += page.kept.length;
+  if (!page.compressed) return;
   try {
-    values = decompress(payload.subarray(levels), page.uncompressedSize - levels);
+    decompressInto(page.compressed, dst.subarray(at, at + page.valuesSize));
   } catch (e) {
     throw new PageError(`page at byte ${page.start} does not decompress: ${e instanceof Error ? e.message : String(e)}`);
   }
-  return rewritten(page.header, page, page.uncompressedSize, page.type === PageType.DATA_PAGE_V2 ? false : undefined, [payload.subarray(0, levels), values]);
 }
 
 /** The (uncompressed) page with its payload compressed by `compress`. */

@@ -18,6 +18,7 @@ import { canImport, importBatch, type WasmMemory } from './arrow-c-data.js';
 import { zstdCodec } from './compression-codec.js';
 import { readFooter, rowGroupStart, type ParquetFooter } from './footer.js';
 import { planRowGroup, schemaOnlyFile } from './row-group-file.js';
+import { ScratchBuffer } from './scratch-buffer.js';
 import { fieldIdsOf, schemaByBytes, type ArrowFieldIds } from './schema.js';
 import type { TypedField } from './thrift.js';
 
@@ -58,6 +59,13 @@ export interface ReadOptions {
    * this many bytes and reads; decoded in order all the same. Default: one row group at a time.
    */
   readonly window?: Omit<ReadWindowOptions, 'ordered'>;
+  /**
+   * Each batch is valid only until the next one is asked for: batches of up to 16 MiB are copied
+   * out of wasm into one buffer, reused for this read's batches. For a reader done with each batch
+   * before it pulls the next (the proof's re-read, which only hashes them): it spares the GC a
+   * buffer per batch.
+   */
+  readonly transient?: boolean;
 }
 
 const DEFAULT_BATCH_SIZE = 65_536;
@@ -173,6 +181,7 @@ async function* decodeRowGroup(
   { index, plan, bytes: fetched }: FetchedRowGroup,
   columns: readonly string[] | undefined,
   batchSize: number,
+  batches: ScratchBuffer | undefined,
 ): AsyncIterable<arrow.RecordBatch> {
   fetched.forEach((b, k) => {
     const [s, e] = plan.reads[k];
@@ -182,7 +191,7 @@ async function* decodeRowGroup(
       });
     }
   });
-  const rowGroupFile = plan.build(fetched);
+  const rowGroupFile = plan.build(fetched, ROW_GROUP_SCRATCH);
   let table: pw.Table;
   try {
     table = pw.readParquet(rowGroupFile, { batchSize });
@@ -196,7 +205,7 @@ async function* decodeRowGroup(
       if (canImport(WASM_MEMORY, ffi.schemaAddr(), schema)) {
         // Copied one at a time: only one batch is out of wasm memory at once.
         for (const ptr of ffi.arrayAddrs()) {
-          const batch = importBatch(WASM_MEMORY, ptr, schema);
+          const batch = importBatch(WASM_MEMORY, ptr, schema, batches);
           if (batch.numRows > 0) yield batch;
         }
         return;
@@ -216,6 +225,10 @@ async function* decodeRowGroup(
 }
 
 const WASM_MEMORY = pw.wasmMemory() as unknown as WasmMemory;
+/** Rebuilt row-group files up to this size are built in one reused buffer (readParquet copies them into wasm at once). */
+const ROW_GROUP_SCRATCH = new ScratchBuffer(4 * 1024 * 1024);
+/** Transient batches up to this size are copied into one buffer per read (ReadOptions.transient). */
+const TRANSIENT_BATCH_BYTES = 16 * 1024 * 1024;
 
 /** The top-level fields named in `columns`, in the file's order (a rebuilt row-group file keeps that order). */
 function projectedSchema(schema: arrow.Schema, columns: readonly string[]): arrow.Schema {
@@ -241,9 +254,10 @@ export async function* readRowGroups(file: ParquetFileReader, options: ReadOptio
     if (columns.length === 0) throw new InvalidArgumentError('no columns asked for', { path: file.path });
   }
   const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
+  const batches = options.transient ? new ScratchBuffer(TRANSIENT_BATCH_BYTES) : undefined;
   const kept = groups.filter((g) => file.rowGroups[g].numRows > 0);
   if (!options.window) {
-    for (const g of kept) yield* decodeRowGroup(file, await fetchRowGroup(file, state, g, rowGroupPlan(file, state, g, columns)), columns, batchSize);
+    for (const g of kept) yield* decodeRowGroup(file, await fetchRowGroup(file, state, g, rowGroupPlan(file, state, g, columns)), columns, batchSize, batches);
     return;
   }
   const planned = kept.map((g) => ({ g, plan: rowGroupPlan(file, state, g, columns) }));
@@ -258,7 +272,7 @@ export async function* readRowGroups(file: ParquetFileReader, options: ReadOptio
       });
     });
   for await (const { value } of readWindow(planned, (x) => fetchBytes(state, x.plan), fetch, { ...options.window, ordered: true })) {
-    yield* decodeRowGroup(file, value, columns, batchSize);
+    yield* decodeRowGroup(file, value, columns, batchSize, batches);
   }
 }
 

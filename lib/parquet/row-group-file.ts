@@ -13,9 +13,10 @@
  */
 import { InvalidArgumentError, InvalidFileError } from '../errors.js';
 import type { ZstdCodec } from './compression-codec.js';
-import { decompressPage, PageError, PageType, readPages } from './page-compression.js';
+import { PageError, PageType, pageToDecompress, readPages, writeDecompressedPage, type PageToDecompress } from './page-compression.js';
 import { FieldEdits, fieldMask, inIdOrder, ThriftType, ThriftWriter, typedField, typedItems, typedNumber, type TypedField, type TypedValue } from './thrift.js';
 import { PARQUET_MAGIC_BYTES } from './footer.js';
+import type { ScratchBuffer } from './scratch-buffer.js';
 
 /** Ranges closer than this are fetched in one read. */
 const COALESCE_GAP = 1024 * 1024;
@@ -59,15 +60,19 @@ function topLevelColumns(schema: readonly TypedField[][]): TopLevelColumn[] {
 export interface RowGroupPlan {
   /** Byte ranges [start, end) to fetch, in this order. */
   readonly reads: ReadonlyArray<readonly [number, number]>;
-  /** Builds the standalone file from the bytes of `reads`. */
-  build(fetched: readonly Uint8Array[]): Uint8Array;
+  /**
+   * Builds the standalone file from the bytes of `reads`, in `scratch` when given (the file is
+   * then valid until its next use: for bytes copied into wasm at once).
+   */
+  build(fetched: readonly Uint8Array[], scratch?: ScratchBuffer): Uint8Array;
 }
 
 /** The footer of a file with the same columns but no row groups: enough to read the schema. */
 export function schemaOnlyFile(footer: readonly TypedField[]): Uint8Array {
   const w = new ThriftWriter();
   writeFileMetaData(w, footer, 0, 0, () => {});
-  return frame([], w.result());
+  const footerBytes = w.result();
+  return framed(4 + footerBytes.length + 8, footerBytes, () => {});
 }
 
 /** Which part of the schema a rebuilt file keeps: the root's element, then the kept top-level fields' subtrees. */
@@ -149,49 +154,46 @@ function writeStructSetting(w: ThriftWriter, fields: readonly TypedField[], id: 
   w.editedStruct(inIdOrder(fields), edits);
 }
 
-function frame(chunks: readonly Uint8Array[], footer: Uint8Array): Uint8Array {
-  const size = 4 + chunks.reduce((s, c) => s + c.length, 0) + footer.length + 8;
-  const out = new Uint8Array(size);
+/** A file of `size` bytes: magic, what `fill` writes after it, the footer, its length, magic. Every byte is written. */
+function framed(size: number, footer: Uint8Array, fill: (out: Uint8Array) => void, scratch?: ScratchBuffer): Uint8Array {
+  // Not zeroed: every byte is written below (a rebuilt row group is about its decompressed size).
+  const out = scratch ? scratch.take(size) : new Uint8Array(Buffer.allocUnsafeSlow(size).buffer, 0, size);
   out.set(PARQUET_MAGIC_BYTES, 0);
-  let at = 4;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
+  fill(out);
+  const at = size - 8 - footer.length;
   out.set(footer, at);
-  at += footer.length;
-  new DataView(out.buffer).setUint32(at, footer.length, true);
-  out.set(PARQUET_MAGIC_BYTES, at + 4);
+  new DataView(out.buffer, out.byteOffset, size).setUint32(size - 8, footer.length, true);
+  out.set(PARQUET_MAGIC_BYTES, size - 4);
   return out;
 }
 
 const ZSTD = 6;
 const UNCOMPRESSED = 0;
 
-/** What the rebuilt file holds of one column chunk: its bytes, and where its pages start within them. */
+/** What the rebuilt file holds of one column chunk: its pages once decompressed, and where its pages start within them. */
 interface ChunkBytes {
-  readonly parts: readonly Uint8Array[];
+  readonly pages: readonly PageToDecompress[];
   readonly length: number;
   /** Offsets within the chunk of its first data page, and of its dictionary page when it has one. */
   readonly dataPage: number;
   readonly dictionaryPage: number | undefined;
 }
 
-/** A ZSTD column chunk with every page decompressed by `zstd`, or throws PageError. */
-function decompressedChunk(bytes: Uint8Array, zstd: ZstdCodec): ChunkBytes {
-  const parts: Uint8Array[] = [];
+/** A ZSTD column chunk's pages as they read decompressed (nothing decompressed yet), or throws PageError. */
+function decompressedChunk(bytes: Uint8Array): ChunkBytes {
+  const pages: PageToDecompress[] = [];
   let length = 0;
   let dataPage: number | undefined;
   let dictionaryPage: number | undefined;
   for (const page of readPages(bytes, 0, bytes.length)) {
     if (page.type === PageType.DICTIONARY_PAGE) dictionaryPage ??= length;
     else if (page.type === PageType.DATA_PAGE || page.type === PageType.DATA_PAGE_V2) dataPage ??= length;
-    const p = decompressPage(bytes, page, (data, size) => zstd.decompress(data, size));
-    parts.push(...p.parts);
+    const p = pageToDecompress(bytes, page);
+    pages.push(p);
     length += p.length;
   }
   if (dataPage === undefined) throw new PageError('no data page');
-  return { parts, length, dataPage, dictionaryPage };
+  return { pages, length, dataPage, dictionaryPage };
 }
 
 function pathInSchema(meta: readonly TypedField[]): string {
@@ -259,30 +261,32 @@ export function planRowGroup(
 
   return {
     reads,
-    build(fetched) {
+    build(fetched, scratch) {
       // Each kept chunk's bytes as the rebuilt file holds them, and where they start in it.
       let at = 4;
-      const parts: Uint8Array[] = [];
+      const sources: Uint8Array[] = [];
       const starts: number[] = [];
       const rebuilt: Array<ChunkBytes | undefined> = [];
+      const failed = (k: number, e: unknown): never => {
+        if (!(e instanceof PageError)) throw e;
+        throw new InvalidFileError(`row group ${index}, column ${pathInSchema(spans[k].meta)}: ${e.message}`, { path: options.path, cause: e });
+      };
       for (let k = 0; k < spans.length; k++) {
         const s = spans[k];
         const { read, offset } = where[k];
         const bytes = fetched[read].subarray(offset, offset + (s.end - s.start));
         starts.push(at);
+        sources.push(bytes);
         if (options.zstd && typedNumber(typedField(s.meta, 4)) === ZSTD) {
           let chunk: ChunkBytes;
           try {
-            chunk = decompressedChunk(bytes, options.zstd);
+            chunk = decompressedChunk(bytes);
           } catch (e) {
-            if (!(e instanceof PageError)) throw e;
-            throw new InvalidFileError(`row group ${index}, column ${pathInSchema(s.meta)}: ${e.message}`, { path: options.path, cause: e });
+            return failed(k, e);
           }
-          for (const p of chunk.parts) parts.push(p);
           rebuilt.push(chunk);
           at += chunk.length;
         } else {
-          parts.push(bytes);
           rebuilt.push(undefined);
           at += s.end - s.start;
         }
@@ -339,7 +343,27 @@ export function planRowGroup(
 
       const w = new ThriftWriter();
       writeFileMetaData(w, footer, numRows, 1, writeRowGroup, kept);
-      return frame(parts, w.result());
+      const footerBytes = w.result();
+      // Each page decompressed straight into its place in the file.
+      const zstd = options.zstd;
+      return framed(at + footerBytes.length + 8, footerBytes, (out) => {
+        for (let k = 0; k < spans.length; k++) {
+          const chunk = rebuilt[k];
+          if (!chunk || !zstd) {
+            out.set(sources[k], starts[k]);
+            continue;
+          }
+          let pageAt = starts[k];
+          try {
+            for (const p of chunk.pages) {
+              writeDecompressedPage(p, out, pageAt, zstd.decompressInto);
+              pageAt += p.length;
+            }
+          } catch (e) {
+            failed(k, e);
+          }
+        }
+      }, scratch);
     },
   };
 }

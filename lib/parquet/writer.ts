@@ -1,10 +1,11 @@
 /**
  * Writing Iceberg data to Parquet through parquet-wasm's streaming writer.
  *
- * Small batches are joined (concat.ts) into batches of about three data pages before they
- * cross into wasm, where each crossing has a fixed cost. Batches are pulled by the wasm writer
+ * Small batches are joined into batches of about three data pages before they cross into wasm,
+ * where each crossing has a fixed cost: their buffers are written once into one Arrow IPC stream
+ * (ipc-stream.ts). Batches are pulled by the wasm writer
  * one at a time and the bytes it emits at each row-group flush stream straight to FileIO, so
- * memory stays near one row group (plus one joined batch). Each
+ * memory stays near one row group (plus one batch's IPC stream). Each
  * file reports what a manifest entry needs: size, record count, split offsets (from the
  * footer of the bytes written) and metrics computed from the values written.
  *
@@ -26,6 +27,8 @@ import { annotateUuidColumns, decodeFooter, splitOffsets, type ParquetFooter } f
 import { PageCompressor } from './page-compressor.js';
 import { recordBatch } from './batches.js';
 import { concatBatches, dataBytes } from './concat.js';
+import { IpcStreamEncoder } from './ipc-stream.js';
+import { ScratchBuffer } from './scratch-buffer.js';
 import { MetricsCollector, type ColumnMetrics } from './metrics.js';
 import { DICTIONARY_SAMPLE_ROWS, dictionaryChoices } from './dictionary.js';
 import { arrowSchema, sameArrowType } from './schema.js';
@@ -90,6 +93,8 @@ const PAGE_ROWS = 20_000;
 const CROSSING_ROWS = 3 * PAGE_ROWS;
 /** Most Arrow bytes per batch handed to the wasm writer (wide rows; at most 1/32 of a row group, see the constructor). */
 const CROSSING_BYTES = 8 * 1024 * 1024;
+/** The IPC streams handed to wasm (copied in at once) are built in one reused buffer, up to this size. */
+const IPC_SCRATCH = new ScratchBuffer(2 * CROSSING_BYTES);
 /** Compressed/in-memory byte ratio assumed before the first row group is flushed. */
 const INITIAL_COMPRESSION_RATIO = 0.5;
 // Parquet readers parse created_by as "<app> version <v> (build <b>)" (PARQUET-251).
@@ -181,8 +186,8 @@ export function uuidFieldIds(t: StructType): Set<number> {
 interface Pending {
   /** A batch, or null to end the file. */
   readonly batch: pw.RecordBatch | null;
-  /** The Arrow batch it came from and its bytes (on the first wasm batch of each): the first rows set the dictionaries. */
-  readonly source?: { readonly batch: arrow.RecordBatch; readonly bytes: number };
+  /** The Arrow batches it came from and their bytes (on the first wasm batch of each): the first rows set the dictionaries. */
+  readonly source?: { readonly batches: readonly arrow.RecordBatch[]; readonly bytes: number };
   readonly resolve: () => void;
   readonly reject: (e: unknown) => void;
 }
@@ -192,6 +197,7 @@ export class ParquetWriter {
   readonly path: string;
   readonly schema: StructType;
   private readonly target: arrow.Schema;
+  private readonly ipc: IpcStreamEncoder;
   private readonly collector: MetricsCollector;
   private readonly uuidIds: Set<number>;
   private readonly queue: Pending[] = [];
@@ -232,6 +238,7 @@ export class ParquetWriter {
     this.path = path;
     this.schema = schema;
     this.target = arrowSchema(schema);
+    this.ipc = new IpcStreamEncoder(this.target);
     this.collector = new MetricsCollector(schema, options.metricsConfig ?? DEFAULT_METRICS_CONFIG);
     this.uuidIds = uuidFieldIds(schema);
     this.zstd = (options.compression ?? 'zstd') === 'zstd' ? zstdCodec() : undefined;
@@ -331,8 +338,10 @@ export class ParquetWriter {
         if (p.batch === null) break;
         p.resolve();
         if (p.source) {
-          sample.push(p.source.batch);
-          rows += p.source.batch.numRows;
+          for (const b of p.source.batches) {
+            sample.push(b);
+            rows += b.numRows;
+          }
           bytes += p.source.bytes;
         }
       }
@@ -475,16 +484,18 @@ export class ParquetWriter {
         rows += want;
       }
     }
-    const joined = concatBatches(parts);
-    const bytes = dataBytes(joined.data);
+    let bytes = 0;
+    for (const p of parts) bytes += dataBytes(p.data);
     this.heldRows -= take;
     this.heldBytes = 0;
     for (const b of this.held) this.heldBytes += dataBytes(b.data);
     this.rowsSent += take;
-    const table = pw.Table.fromIPCStream(arrow.tableToIPC(new arrow.Table([joined]), 'stream'));
+    // The parts' buffers go once into the IPC stream (ipc-stream.ts), not joined first.
+    const ipc = this.ipc.encode(parts, IPC_SCRATCH) ?? arrow.tableToIPC(new arrow.Table([concatBatches(parts)]), 'stream');
+    const table = pw.Table.fromIPCStream(ipc);
     const wasmBatches = table.recordBatches();
     table.free();
-    for (let i = 0; i < wasmBatches.length; i++) await this.enqueue(wasmBatches[i], i === 0 ? { batch: joined, bytes } : undefined);
+    for (let i = 0; i < wasmBatches.length; i++) await this.enqueue(wasmBatches[i], i === 0 ? { batches: parts, bytes } : undefined);
   }
 
   /** Writes rows keyed by field name. */

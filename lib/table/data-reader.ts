@@ -26,6 +26,8 @@ export interface ReadRowsOptions {
   readonly rowGroups?: readonly number[];
   /** Row groups fetched ahead of the decoder (reader.ts ReadOptions.window). */
   readonly window?: ReadOptions['window'];
+  /** Each batch valid only until the next is asked for (reader.ts ReadOptions.transient). */
+  readonly transient?: boolean;
 }
 
 type FileRef = Pick<DataFile, 'filePath' | 'fileFormat'> & {
@@ -86,6 +88,7 @@ export async function* readBatches(
       ...(options.batchSize ? { batchSize: options.batchSize } : {}),
       ...(options.rowGroups ? { rowGroups: options.rowGroups } : {}),
       ...(options.window ? { window: options.window } : {}),
+      ...(options.transient ? { transient: true } : {}),
     })) {
       const n = raw.numRows;
       const match = matchChildren(readFields, raw.schema.fields);

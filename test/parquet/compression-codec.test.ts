@@ -54,7 +54,7 @@ describe('native ZSTD codec', () => {
   });
 
   for (const choice of NATIVE) {
-    it(`${choice}: round trips one and several frames, and refuses a wrong size or a corrupt frame`, () => {
+    it(`${choice}: round trips one and several frames, also into a given buffer, and refuses a wrong size or a corrupt frame`, () => {
       const codec = zstdCodec(choice)!;
       const data = new TextEncoder().encode('parquet page '.repeat(500));
       const one = codec.compress(data, 3);
@@ -67,6 +67,15 @@ describe('native ZSTD codec', () => {
       const corrupt = Buffer.from(one);
       corrupt.fill(0, 0, 4);
       expect(() => codec.decompress(corrupt, data.length)).toThrow();
+      // Into a given buffer: exactly its size, frames one after the other; called unbound, as the reader passes it.
+      const { decompressInto } = codec;
+      const dst = new Uint8Array(data.length + 108).fill(7);
+      decompressInto(two, dst.subarray(4, 4 + data.length + 100));
+      expect(Buffer.from(dst.subarray(4, 4 + data.length)).equals(Buffer.from(data))).toBe(true);
+      expect([...dst.subarray(0, 4), ...dst.subarray(data.length + 104)]).toEqual(new Array(8).fill(7));
+      expect(() => codec.decompressInto(one, new Uint8Array(data.length - 1))).toThrow();
+      expect(() => codec.decompressInto(one, new Uint8Array(data.length + 1))).toThrow();
+      expect(() => codec.decompressInto(corrupt, new Uint8Array(data.length))).toThrow();
     });
   }
 

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type * as arrow from 'apache-arrow';
 import fc from 'fast-check';
 import type { IcebergType, PrimitiveType, StructType } from '../../lib/iceberg/types.js';
 import { uuidFromBytes, type IcebergValue, type Row } from '../../lib/iceberg/values.js';
@@ -134,4 +135,17 @@ function valueArbitrary(t: IcebergType, required: boolean): fc.Arbitrary<Iceberg
 /** Random rows of `s` (fast-check): every type, nulls where the schema allows them. */
 export function rowArbitrary(s: StructType): fc.Arbitrary<Row> {
   return fc.record(Object.fromEntries(s.fields.map((f) => [f.name, valueArbitrary(f.type, f.required)]))) as fc.Arbitrary<Row>;
+}
+
+/** Batches of rows of `s` (1-4 of 1-12 rows each), and where to cut each in two slices. */
+export function chunksArbitrary(s: StructType): fc.Arbitrary<[Row[][], number]> {
+  return fc.tuple(fc.array(fc.array(rowArbitrary(s), { minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 4 }), fc.nat({ max: 11 }));
+}
+
+/** Each batch cut in two slices at row `cut` (validity bits at odd offsets); an empty slice is left out. */
+export function slicedParts(batches: readonly arrow.RecordBatch[], cut: number): arrow.RecordBatch[] {
+  return batches.flatMap((b) => {
+    const at = Math.min(cut, b.numRows);
+    return [b.slice(0, at), b.slice(at, b.numRows)].filter((x) => x.numRows > 0);
+  });
 }

@@ -1,5 +1,6 @@
 import { copyFileSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type * as arrow from 'apache-arrow';
 import { describe, expect, it } from 'vitest';
 import { InvalidFileError, NotFoundError } from '../../lib/errors.js';
 import { MetadataColumns } from '../../lib/iceberg/schema.js';
@@ -140,6 +141,29 @@ describe('row groups and columns', () => {
       { id: 2, name: 's', required: false, type: { type: 'string' } },
     ],
   };
+
+  it('reads transient batches into one reused buffer: the same rows, each valid until the next is asked for', async () => {
+    const path = tempPath('transient.parquet');
+    const w = ParquetWriter.open(io, path, schema, { rowGroupRows: 100 });
+    const written = Array.from({ length: 250 }, (_, k) => ({ n: BigInt(k), s: k % 3 ? `r${k}` : null }));
+    await w.writeRows(written);
+    await w.close();
+    const file = await openParquet(io, path);
+    try {
+      const rows: Row[] = [];
+      const seen: arrow.RecordBatch[] = [];
+      for await (const b of readRowGroups(file, { batchSize: 40, window: { bytes: 1 << 20 }, transient: true })) {
+        rows.push(...rowsFromBatch(b, schema));
+        seen.push(b);
+      }
+      expect(rows).toEqual(written);
+      // The buffer is the read's own, reused from batch to batch (grown once at most, doubling).
+      expect(seen.length).toBeGreaterThan(4);
+      expect(new Set(seen.map((b) => (b.data.children[0].values as BigInt64Array).buffer)).size).toBeLessThanOrEqual(2);
+    } finally {
+      file.close();
+    }
+  });
 
   it('reads chosen row groups and columns in small batches, with first-row positions', async () => {
     const path = tempPath('groups.parquet');
