@@ -77,7 +77,7 @@ export interface SnapshotFacts {
   readonly facts: readonly FileFacts[];
   /**
    * The partitions with a kept file the filter selects (whose rows may match), with those files,
-   * in the order of their first by path.
+   * in the order their first file was added (health orders its report itself; the plan sorts its groups).
    */
   readonly partitions: readonly KeptPartition[];
   /** The kept files by index: what the planner reads, making FileFacts only for what it writes out. */
@@ -410,20 +410,16 @@ export class FactsAccumulator {
       }
     }
     const kept = new KeptFiles(store, deletedRecords, reasons, why, policy.mode);
-    // Partitions in the order of their first file by path: each one's least path, no sort of them all.
-    const byKey = new Map<PartitionAccumulator, { indexes: number[]; first: number }>();
+    const byKey = new Map<PartitionAccumulator, number[]>();
     for (let i = 0; i < n; i++) {
       if (!store.selected(i)) continue;
       const p = store.partition(i) as PartitionAccumulator;
-      const e = byKey.get(p);
-      if (!e) byKey.set(p, { indexes: [i], first: i });
-      else {
-        e.indexes.push(i);
-        if (kept.pathOrder(i, e.first) < 0) e.first = i;
-      }
+      const list = byKey.get(p);
+      if (list) list.push(i);
+      else byKey.set(p, [i]);
     }
     const partitions: KeptPartition[] = [];
-    for (const [p, { indexes }] of [...byKey].sort(([, a], [, b]) => kept.pathOrder(a.first, b.first))) {
+    for (const [p, indexes] of byKey) {
       let files: FileFacts[] | undefined;
       partitions.push({
         key: p.key,
@@ -482,13 +478,16 @@ export class FactsAccumulator {
 function unrewritableWith(format: FileFormat, d: ApplicableDeletes | undefined, mode: ResolvedPolicy['mode']): string | undefined {
   if (format !== REWRITABLE_FORMAT) return unrewritable(format, NO_DELETE_REFS);
   if (!d) return undefined;
-  const unreadable = (r: DeleteFileRef): boolean => !readableDeleteFormat(r.file.fileFormat);
   const any = (d.deletionVector !== undefined && unreadable(d.deletionVector)) || d.positionDeletes.some(unreadable) || (mode !== 'minor' && d.equalityDeletes.some(unreadable));
   return any ? unrewritable(format, rewriteDeletes(d, mode)) : undefined;
 }
 
 function readableDeleteFormat(format: string): boolean {
   return format === REWRITABLE_FORMAT || format === 'PUFFIN';
+}
+
+function unreadable(r: DeleteFileRef): boolean {
+  return !readableDeleteFormat(r.file.fileFormat);
 }
 
 function unrewritable(format: FileFormat, deletes: readonly DeleteFileRef[]): string | undefined {

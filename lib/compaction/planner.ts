@@ -201,11 +201,13 @@ export function binPack(kept: KeptFiles, files: readonly number[], capacity: num
  * A lone file is thus rewritten only to apply deletes or to split it when above the max size.
  */
 export function keepGroup(kept: KeptFiles, files: readonly number[], policy: ResolvedPolicy): boolean {
-  const size = files.reduce((s, i) => s + kept.size(i), 0);
+  let size = 0;
+  for (const i of files) size += kept.size(i);
   const enoughInputFiles = files.length > 1 && files.length >= policy.minInputFiles;
   const enoughContent = files.length > 1 && size > policy.targetFileSizeBytes;
   const tooMuchContent = size > policy.maxFileSizeBytes;
-  const deleteIssue = files.some((i) => kept.has(i, 'deletes') || kept.has(i, 'delete-ratio'));
+  const reasons = kept.reasonsOf(files);
+  const deleteIssue = reasons.includes('deletes') || reasons.includes('delete-ratio');
   return enoughInputFiles || enoughContent || tooMuchContent || deleteIssue;
 }
 
