@@ -473,7 +473,6 @@ export class FactsAccumulator {
   }
 }
 
-/** Why a data file cannot be rewritten with these deletes, when it cannot. */
 /** unrewritable of a file with deletes `d` as a rewrite in `mode` applies them, listed only when one cannot be read. */
 function unrewritableWith(format: FileFormat, d: ApplicableDeletes | undefined, mode: ResolvedPolicy['mode']): string | undefined {
   if (format !== REWRITABLE_FORMAT) return unrewritable(format, NO_DELETE_REFS);
@@ -482,19 +481,17 @@ function unrewritableWith(format: FileFormat, d: ApplicableDeletes | undefined, 
   return any ? unrewritable(format, rewriteDeletes(d, mode)) : undefined;
 }
 
-function readableDeleteFormat(format: string): boolean {
-  return format === REWRITABLE_FORMAT || format === 'PUFFIN';
-}
-
+/** A delete file this rewriter cannot read (only Parquet and Puffin). */
 function unreadable(r: DeleteFileRef): boolean {
-  return !readableDeleteFormat(r.file.fileFormat);
+  return r.file.fileFormat !== REWRITABLE_FORMAT && r.file.fileFormat !== 'PUFFIN';
 }
 
+/** Why a data file cannot be rewritten with these deletes, when it cannot. */
 function unrewritable(format: FileFormat, deletes: readonly DeleteFileRef[]): string | undefined {
   if (format !== REWRITABLE_FORMAT) return `file format ${format} cannot be rewritten (only ${REWRITABLE_FORMAT})`;
-  const unreadable = deletes.find((d) => !readableDeleteFormat(d.file.fileFormat));
-  return unreadable
-    ? `its delete file ${unreadable.file.filePath} is ${unreadable.file.fileFormat}, which cannot be read (only ${REWRITABLE_FORMAT} and PUFFIN)`
+  const bad = deletes.find(unreadable);
+  return bad
+    ? `its delete file ${bad.file.filePath} is ${bad.file.fileFormat}, which cannot be read (only ${REWRITABLE_FORMAT} and PUFFIN)`
     : undefined;
 }
 

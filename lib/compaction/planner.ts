@@ -291,16 +291,15 @@ function makeGroup(metadata: TableMetadata, kept: KeptFiles, draft: DraftGroup, 
  */
 export function forRewrite(f: DataFile): DataFile {
   if (!f.columnSizes && !f.valueCounts && !f.nullValueCounts && !f.nanValueCounts && !f.lowerBounds && !f.upperBounds && !f.splitOffsets) return f;
-  const filePathOnly = (m: ReadonlyMap<number, Uint8Array> | null | undefined): ReadonlyMap<number, Uint8Array> | null =>
-    f.content === FileContent.PositionDeletes ? filePathBound(m) : null;
+  const positionDeletes = f.content === FileContent.PositionDeletes;
   return {
     ...f,
     columnSizes: null,
     valueCounts: null,
     nullValueCounts: null,
     nanValueCounts: null,
-    lowerBounds: filePathOnly(f.lowerBounds),
-    upperBounds: filePathOnly(f.upperBounds),
+    lowerBounds: positionDeletes ? filePathBound(f.lowerBounds) : null,
+    upperBounds: positionDeletes ? filePathBound(f.upperBounds) : null,
     splitOffsets: null,
   };
 }
@@ -349,7 +348,7 @@ function estimateGroup(kept: KeptFiles, files: readonly number[], policy: Resolv
 
 /** Whether file i (an index in `kept`) is an input of one of `drafts`. */
 function rewrittenIndexes(kept: KeptFiles, drafts: readonly DraftGroup[]): (i: number) => boolean {
-  const marks = new Uint8Array(kept.store.paths.length);
+  const marks = new Uint8Array(kept.store.length);
   for (const d of drafts) for (const i of d.files) marks[i] = 1;
   return (i) => marks[i] === 1;
 }
@@ -361,14 +360,9 @@ function rewrittenIndexes(kept: KeptFiles, drafts: readonly DraftGroup[]): (i: n
  * rewrites over the data bytes of the snapshot.
  */
 export function tableSummary(
-  scan: StreamedScan, snapshotFacts: SnapshotFacts, groups: readonly FileGroup[], rewritten?: (i: number) => boolean,
+  scan: StreamedScan, snapshotFacts: SnapshotFacts, groups: readonly FileGroup[], isRewritten: (i: number) => boolean,
 ): TableSummary {
   const kept = snapshotFacts.kept;
-  let isRewritten = rewritten;
-  if (!isRewritten) {
-    const paths = new Set(groups.flatMap((g) => g.inputs.map((i) => i.file.filePath)));
-    isRewritten = (i) => paths.has(kept.path(i));
-  }
   const targets = new Map<string, { file: DataFile; all: boolean }>();
   for (let i = 0; i < kept.store.length; i++) {
     const deletes = kept.deletes(i);
