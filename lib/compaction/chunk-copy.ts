@@ -1,7 +1,9 @@
 /**
  * The column-chunk-copy path of a bin-pack rewrite (issue 11): inputs that need no decoding
  * have their row groups copied as they are into target-sized outputs (lib/parquet/chunk-copy.ts)
- * — no decode, no encode — and the rest of the group goes through the rewriter's decode path.
+ * — no decode, no encode — or, when a row group is under the copy floor but all reach the merge
+ * floor (`packice.rewrite.merge-min-row-group-bytes`), joined page by page into larger row groups
+ * (lib/parquet/row-group-merge.ts); the rest of the group goes through the rewriter's decode path.
  *
  * An input is copied when
  * - no delete file applies to it (position, deletion vector or equality, in either mode);
@@ -9,7 +11,8 @@
  * - its Parquet schema is exactly what the output's would be (copyProblem): a file written
  *   before a schema change goes the decode path, which resolves it to the current schema;
  * - every row group holds at least `packice.rewrite.copy-min-row-group-bytes` compressed bytes
- *   (the floor: outputs keep their inputs' row groups, and readers pay per row group);
+ *   (the floor: outputs keep their inputs' row groups, and readers pay per row group); below it,
+ *   the row groups are merged instead, when no input of the partition is left to the decoder;
  * - v3: its rows carry `_row_id` and `_last_updated_sequence_number` already (the columns
  *   are in the file and their statistics count no null), since copied rows cannot inherit
  *   them from a file that is going away.
@@ -30,16 +33,36 @@ import { UNSORTED_ORDER } from '../iceberg/sort-order.js';
 import { currentSchema, defaultSortOrder, intProperty, specById, type TableMetadata } from '../iceberg/table-metadata.js';
 import type { StructType } from '../iceberg/types.js';
 import type { ReadAheadRange } from '../io/read-ahead.js';
-import { footerReadRange, readFooter } from '../parquet/footer.js';
+import { footerReadRange, readFooter, type FooterRead } from '../parquet/footer.js';
 import {
   copyProblem, copySource, copyTemplate, DEFAULT_COPY_READ_BYTES, rowGroupDigests, writeCopiedFile,
   type ChunkFault, type CopiedFile, type CopyPart, type CopyReads, type CopySource, type CopyTemplate,
 } from '../parquet/chunk-copy.js';
 import { metricsFromStatistics } from '../parquet/statistics-metrics.js';
+import { DEFAULT_ZSTD_LEVEL, zstdCodec } from '../parquet/compression-codec.js';
+import { mergeKey, mergeProblem, writeMergedFile, mergedDigests, type MergedFile, type MergeOptions } from '../parquet/row-group-merge.js';
 import { toDataFile } from '../table/data-writer.js';
 import type { RowSetChecksum } from './checksum.js';
 import { safeName, type CompactionMapBuilder } from './compaction-map.js';
 import type { FileGroup, Plan } from './messages.js';
+
+/**
+ * Table property: the smallest row group (compressed bytes) an input may have to be merged at the
+ * page level (lib/parquet/row-group-merge.ts) when it is under the copy floor.
+ */
+export const MERGE_MIN_ROW_GROUP_BYTES_PROPERTY = 'packice.rewrite.merge-min-row-group-bytes';
+/**
+ * Default merge floor: none. Coalesced pages compress as a writer's do, so merged outputs were no
+ * larger than decoded ones from 30-row files up (BENCHMARKS.md "Row-group merge").
+ */
+export const DEFAULT_MERGE_MIN_ROW_GROUP_BYTES = 0;
+/** Iceberg's write.parquet.row-group-size-bytes default: merged row groups grow to this many uncompressed bytes. */
+const DEFAULT_ROW_GROUP_BYTES = 128 * 1024 * 1024;
+/** Iceberg's write.parquet.page-size-bytes and write.parquet.page-row-limit defaults: what coalesced pages grow to. */
+const DEFAULT_PAGE_BYTES = 1024 * 1024;
+const DEFAULT_PAGE_ROWS = 20_000;
+/** Iceberg's write.parquet.dict-size-bytes default: the largest merged dictionary. */
+const DEFAULT_DICTIONARY_BYTES = 2 * 1024 * 1024;
 
 /** Table property: the smallest row group (compressed bytes) an input may have to be copied. */
 export const COPY_MIN_ROW_GROUP_BYTES_PROPERTY = 'packice.rewrite.copy-min-row-group-bytes';
@@ -82,7 +105,7 @@ function taskProblem(metadata: TableMetadata, task: FileScanTask, specId: number
   return undefined;
 }
 
-/** Why a footer's row groups cannot be copied. */
+/** Why a footer's row groups can be neither copied nor merged (undefined: `floor` holds for each). */
 function footerProblem(source: CopySource, template: CopyTemplate, task: FileScanTask, floor: number, lineage: boolean): string | undefined {
   const problem = copyProblem(source, template);
   if (problem) return problem;
@@ -121,6 +144,7 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (t: T) => 
  */
 export class ChunkCopy {
   private readonly written: CopiedFile[] = [];
+  private readonly merged: MergedFile[] = [];
   private readonly started: string[] = [];
   private readonly uuid = randomUUID();
 
@@ -134,6 +158,8 @@ export class ChunkCopy {
     private readonly template: CopyTemplate,
     /** Copied inputs with their footers, in group order. */
     private readonly sources: ReadonlyArray<{ readonly task: FileScanTask; readonly source: CopySource }>,
+    /** Inputs whose row groups are merged at the page level, in group order. */
+    private readonly merges: ReadonlyArray<{ readonly task: FileScanTask; readonly source: CopySource }>,
     /** Inputs left to the decode path, in group order. */
     readonly decode: readonly FileScanTask[],
     /** The footer reads of candidates left to the decode path, by path. */
@@ -150,22 +176,38 @@ export class ChunkCopy {
     options: ChunkCopyOptions,
   ): Promise<ChunkCopy> {
     const floor = intProperty(metadata, COPY_MIN_ROW_GROUP_BYTES_PROPERTY, DEFAULT_COPY_MIN_ROW_GROUP_BYTES);
+    const mergeFloor = Math.min(floor, intProperty(metadata, MERGE_MIN_ROW_GROUP_BYTES_PROPERTY, DEFAULT_MERGE_MIN_ROW_GROUP_BYTES));
     const template = copyTemplate(options.writeSchema);
     const lineage = metadata.formatVersion >= 3;
-    const candidates = (plan.policy.strategy ?? 'binpack') !== 'binpack' ? [] : tasks.filter((t) => taskProblem(metadata, t, options.specId, floor) === undefined);
+    const zstd = zstdCodec();
+    const candidates = (plan.policy.strategy ?? 'binpack') !== 'binpack' ? [] : tasks.filter((t) => taskProblem(metadata, t, options.specId, mergeFloor) === undefined);
     const reads = await mapLimit(candidates, FOOTER_READS, (t) => readFooter(io.newInputFile(t.dataFile.filePath, Number(t.dataFile.fileSizeInBytes))));
     const sources: { task: FileScanTask; source: CopySource }[] = [];
+    let merges: { task: FileScanTask; source: CopySource; read: FooterRead }[] = [];
     const seeds = new Map<string, ReadAheadRange>();
+    // Left to the decoder, which reads the same tail first: it gets these bytes, not a second fetch.
+    const seed = (task: FileScanTask, read: FooterRead): void => {
+      seeds.set(task.dataFile.filePath, { path: task.dataFile.filePath, start: read.tailStart, end: read.fileLength, bytes: read.tail });
+    };
     candidates.forEach((task, i) => {
       const read = reads[i];
       const source = copySource(task.dataFile.filePath, read);
       if (footerProblem(source, template, task, floor, lineage) === undefined) sources.push({ task, source });
-      // Left to the decoder, which reads the same tail first: it gets these bytes, not a second fetch.
-      else seeds.set(task.dataFile.filePath, { path: task.dataFile.filePath, start: read.tailStart, end: read.fileLength, bytes: read.tail });
+      else if (footerProblem(source, template, task, mergeFloor, lineage) === undefined && mergeProblem(source, zstd) === undefined) merges.push({ task, source, read });
+      else seed(task, read);
     });
-    const copied = new Set(sources.map((s) => s.task));
+    // A partition with inputs to decode is decoded whole: merged apart, its small files would
+    // leave two outputs where one does (the copy's row groups are large enough to stand alone).
+    const copiedOrMerged = new Set([...sources, ...merges].map((s) => s.task));
+    const decoded = new Set(tasks.filter((t) => !copiedOrMerged.has(t)).map((t) => partitionKey(t.dataFile.specId, t.dataFile.partition)));
+    merges = merges.filter((m) => {
+      if (!decoded.has(partitionKey(m.task.dataFile.specId, m.task.dataFile.partition))) return true;
+      seed(m.task, m.read);
+      return false;
+    });
+    const taken = new Set([...sources, ...merges].map((s) => s.task));
     const copyReads = options.reads ?? { bytes: intProperty(metadata, READ_AHEAD_BYTES_PROPERTY, DEFAULT_COPY_READ_BYTES) };
-    return new ChunkCopy(io, metadata, plan, group, options, copyReads, template, sources, tasks.filter((t) => !copied.has(t)), seeds);
+    return new ChunkCopy(io, metadata, plan, group, options, copyReads, template, sources, merges, tasks.filter((t) => !taken.has(t)), seeds);
   }
 
   /**
@@ -198,12 +240,22 @@ export class ChunkCopy {
     return this.sources.length;
   }
 
+  /** Inputs whose row groups are merged at the page level. */
+  get mergedInputs(): number {
+    return this.merges.length;
+  }
+
   /**
    * Writes the copied outputs: per output partition and writer (CopySource.key), row groups in
    * input order, a new file once the next row group would pass the target size. Adds each row
    * group's digest to `checkIn` and its run to `map`.
    */
   async write(map: CompactionMapBuilder | undefined, checkIn: RowSetChecksum): Promise<DataFile[]> {
+    const copied = await this.writeCopies(map, checkIn);
+    return [...copied, ...(await this.writeMerges(map, checkIn))];
+  }
+
+  private async writeCopies(map: CompactionMapBuilder | undefined, checkIn: RowSetChecksum): Promise<DataFile[]> {
     if (this.sources.length === 0) return [];
     const spec = specById(this.metadata, this.options.specId);
     const schema = currentSchema(this.metadata);
@@ -223,8 +275,7 @@ export class ChunkCopy {
         b.size += rg.bytes;
       }
     }
-    const sortIds = defaultSortOrder(this.metadata).fields.map((f) => f.sourceId);
-    const config: MetricsConfig = metricsConfigFromProperties(this.metadata.properties, schema, sortIds);
+    const config = this.metricsConfig();
     const locations = tableLocationProvider(this.metadata);
     let fault = this.options.fault;
     const out: DataFile[] = [];
@@ -258,12 +309,95 @@ export class ChunkCopy {
   }
 
   /**
-   * Re-reads every copied output from storage into `checkOut`: row counts and chunk digests, several
-   * row groups in flight, added as they arrive (the checksum is a sum: order does not matter).
+   * Writes the merged outputs: per output partition and mergeKey, source row groups in input order
+   * joined into row groups of up to `write.parquet.row-group-size-bytes` (uncompressed, as their
+   * footers count them), a new file once the next row group would pass the target size. Adds each
+   * source row group's digest to `checkIn` and its run to `map`.
+   */
+  private async writeMerges(map: CompactionMapBuilder | undefined, checkIn: RowSetChecksum): Promise<DataFile[]> {
+    if (this.merges.length === 0) return [];
+    const spec = specById(this.metadata, this.options.specId);
+    const target = this.plan.policy.targetFileSizeBytes;
+    const rowGroupBytes = intProperty(this.metadata, 'write.parquet.row-group-size-bytes', DEFAULT_ROW_GROUP_BYTES);
+    type File = { groups: CopyPart[][]; groupBytes: number };
+    const buckets = new Map<string, { partition: DataFile['partition']; files: File[]; size: number }>();
+    for (const { task, source } of this.merges) {
+      const partition = task.dataFile.partition;
+      const key = `${partitionKey(spec.specId, partition)}\u0000${mergeKey(source)}`;
+      let b = buckets.get(key);
+      if (!b) buckets.set(key, (b = { partition, files: [{ groups: [[]], groupBytes: 0 }], size: 0 }));
+      source.footer.rowGroups.forEach((meta, index) => {
+        const bytes = source.rowGroups[index].bytes;
+        if (b.size > 0 && b.size + bytes > target) {
+          b.files.push({ groups: [[]], groupBytes: 0 });
+          b.size = 0;
+        }
+        const file = b.files[b.files.length - 1];
+        if (file.groupBytes > 0 && file.groupBytes + meta.totalByteSize > rowGroupBytes) {
+          file.groups.push([]);
+          file.groupBytes = 0;
+        }
+        file.groups[file.groups.length - 1].push({ source, rowGroup: index });
+        file.groupBytes += meta.totalByteSize;
+        b.size += bytes;
+      });
+    }
+    const config = this.metricsConfig();
+    const locations = tableLocationProvider(this.metadata);
+    const schema = currentSchema(this.metadata);
+    const options = this.mergeOptions();
+    let fault = this.written.length === 0 ? this.options.fault : undefined;
+    const out: DataFile[] = [];
+    for (const { partition, files } of buckets.values()) {
+      const folder = partitionFolder(spec, partition, schema);
+      for (const { groups } of files) {
+        const name = `${safeName(this.group.id)}-merge-${String(this.started.length).padStart(5, '0')}-${this.uuid}.parquet`;
+        const path = locations.newDataLocation(name, folder);
+        this.started.push(path);
+        const merged = await writeMergedFile(this.io, path, this.template, groups, { ...options, ...(fault ? { fault } : {}) });
+        fault = undefined;
+        this.merged.push(merged);
+        for (const segment of merged.rowGroups.flat()) {
+          checkIn.addDigest(segment.digest[0], segment.digest[1], segment.rows);
+          const from = segment.part.source.rowGroups[segment.part.rowGroup].firstRow;
+          map?.addRun(segment.part.source.path, from, path, segment.firstRow, segment.rows);
+        }
+        const metrics = metricsFromStatistics(merged.footer, merged.footerBytes, this.options.writeSchema, config);
+        out.push(
+          toDataFile({ ...merged, metrics, rowGroupCount: merged.rowGroups.length }, spec, partition, FileContent.Data, { sortOrderId: UNSORTED_ORDER.orderId }),
+        );
+      }
+    }
+    return out;
+  }
+
+  private mergeOptions(): MergeOptions {
+    const level = intProperty(this.metadata, 'write.parquet.compression-level', DEFAULT_ZSTD_LEVEL);
+    return {
+      writeSchema: this.options.writeSchema,
+      dictionaryBytes: intProperty(this.metadata, 'write.parquet.dict-size-bytes', DEFAULT_DICTIONARY_BYTES),
+      zstd: zstdCodec(),
+      level,
+      pageBytes: intProperty(this.metadata, 'write.parquet.page-size-bytes', DEFAULT_PAGE_BYTES),
+      pageRows: intProperty(this.metadata, 'write.parquet.page-row-limit', DEFAULT_PAGE_ROWS),
+      reads: this.reads,
+    };
+  }
+
+  private metricsConfig(): MetricsConfig {
+    const sortIds = defaultSortOrder(this.metadata).fields.map((f) => f.sourceId);
+    return metricsConfigFromProperties(this.metadata.properties, currentSchema(this.metadata), sortIds);
+  }
+
+  /**
+   * Re-reads every copied and merged output from storage into `checkOut`: row counts and digests,
+   * several row groups in flight, added as they arrive (the checksum is a sum: order does not matter).
    */
   async prove(checkOut: RowSetChecksum): Promise<void> {
     const files = this.written.map((f) => ({ path: f.path, length: f.fileSizeInBytes }));
     for await (const rg of rowGroupDigests(this.io, files, this.reads)) checkOut.addDigest(rg.digest[0], rg.digest[1], rg.rows);
+    const merged = this.merged.map((f) => ({ path: f.path, length: f.fileSizeInBytes, rowGroups: f.rowGroups }));
+    for await (const s of mergedDigests(this.io, merged, this.mergeOptions())) checkOut.addDigest(s.digest[0], s.digest[1], s.rows);
   }
 
   /** Deletes every file this copy started (best effort). */

@@ -50,13 +50,13 @@ const utf8 = new TextEncoder();
 // Typed Thrift helpers (parquet-format field ids are named where they are used)
 
 /** `fields` without `drop`, with `put` set (by id), in id order. */
-function edit(fields: readonly TypedField[], put: readonly TypedField[], drop: readonly number[] = []): TypedField[] {
+export function edit(fields: readonly TypedField[], put: readonly TypedField[], drop: readonly number[] = []): TypedField[] {
   const ids = new Set([...drop, ...put.map((f) => f.id)]);
   return [...fields.filter((f) => !ids.has(f.id)), ...put].sort((a, b) => a.id - b.id);
 }
 
 /** A canonical text of a typed value, for signatures. */
-function canonical(v: TypedValue): string {
+export function canonical(v: TypedValue): string {
   if (v instanceof Uint8Array) return `b${Buffer.from(v).toString('hex')}`;
   if (typeof v === 'bigint' || typeof v === 'number' || typeof v === 'boolean') return String(v);
   if (Array.isArray(v)) return `{${v.map((f) => `${f.id}:${canonical(f.value)}`).join(',')}}`;
@@ -181,7 +181,7 @@ export function copyProblem(source: CopySource, template: CopyTemplate): string 
 // ---------------------------------------------------------------------------------------------
 // Chunks and digests
 
-interface ChunkSpan {
+export interface ChunkSpan {
   readonly chunk: TypedField[];
   readonly meta: TypedField[];
   /** First byte (the dictionary page when there is one). */
@@ -189,7 +189,7 @@ interface ChunkSpan {
   readonly end: number;
 }
 
-function chunkSpans(rowGroup: readonly TypedField[]): ChunkSpan[] {
+export function chunkSpans(rowGroup: readonly TypedField[]): ChunkSpan[] {
   return typedItems(typedField(rowGroup, 1)).map((cc) => {
     const chunk = typedFields(cc);
     const meta = typedFields(typedField(chunk, 3));
@@ -206,7 +206,7 @@ function chunkSpans(rowGroup: readonly TypedField[]): ChunkSpan[] {
  * group right after the leading magic is read from byte 0, so the magic is checked with no request
  * of its own (readFooter does not fetch it).
  */
-async function readChunks(input: InputFile, spans: readonly ChunkSpan[]): Promise<Uint8Array[]> {
+export async function readChunks(input: InputFile, spans: readonly ChunkSpan[]): Promise<Uint8Array[]> {
   const order = spans.map((_, k) => k).sort((a, b) => spans[a].start - spans[b].start);
   const out = new Array<Uint8Array>(spans.length);
   let k = 0;
@@ -298,7 +298,7 @@ export async function writeCopiedFile(
   const inputs = new Map<string, InputFile>();
   const rowGroups: CopiedRowGroup[] = [];
   const newGroups: TypedField[][] = [];
-  let fault = options.fault;
+  const faults = { fault: options.fault };
   let at = 0;
   let rows = 0;
   let footer: Uint8Array | undefined;
@@ -347,32 +347,12 @@ export async function writeCopiedFile(
       );
       rowGroups.push({ part, rows: numRows, firstRow: rows, digest });
       rows += numRows;
-      for (const b of bytes) {
-        if (fault !== undefined && b.length > 1) {
-          const damaged = fault === 'drop-byte' ? b.subarray(1) : Uint8Array.from(b, (x, i) => (i === b.length >> 1 ? x ^ 0xff : x));
-          fault = undefined;
-          yield damaged;
-        } else {
-          yield b;
-        }
-      }
+      yield* damaged(bytes, faults);
     }
-    const meta: TypedField[] = [
-      { id: 1, type: ThriftType.I32, value: typedField(first.typed, 1) ?? 1 },
-      { id: 2, type: ThriftType.List, value: typedList([...template.schema], ThriftType.Struct) },
-      { id: 3, type: ThriftType.I64, value: rows },
-      { id: 4, type: ThriftType.List, value: typedList(newGroups, ThriftType.Struct) },
-      ...(template.keyValueMetadata !== undefined ? [{ id: 5, type: ThriftType.List, value: template.keyValueMetadata }] : []),
-      { id: 6, type: ThriftType.Binary, value: typedField(first.typed, 6) ?? utf8.encode(CREATED_BY) },
-      ...first.typed.filter((f) => f.id === 7),
-    ];
-    footer = writeTypedStruct(meta);
-    const tail = new Uint8Array(footer.length + 8);
-    tail.set(footer, 0);
-    new DataView(tail.buffer).setUint32(footer.length, footer.length, true);
-    tail.set(PARQUET_MAGIC_BYTES, footer.length + 4);
-    at += tail.length;
-    yield tail;
+    const tail = fileTail(first, template, rows, newGroups);
+    footer = tail.footer;
+    at += tail.bytes.length;
+    yield tail.bytes;
   }
 
   await io.write(path, content());
@@ -380,8 +360,54 @@ export async function writeCopiedFile(
   return { path, fileSizeInBytes: at, recordCount: rows, splitOffsets: splitOffsets(parsed), footer: parsed, footerBytes: footer!, rowGroups };
 }
 
+/** `parts`, the first one longer than a byte damaged by `state.fault` (tests of the proof), which is then spent. */
+export function* damaged(parts: Iterable<Uint8Array>, state: { fault: ChunkFault | undefined }): Generator<Uint8Array> {
+  for (const b of parts) {
+    if (state.fault === undefined || b.length <= 1) {
+      yield b;
+      continue;
+    }
+    yield state.fault === 'drop-byte' ? b.subarray(1) : Uint8Array.from(b, (x, i) => (i === b.length >> 1 ? x ^ 0xff : x));
+    state.fault = undefined;
+  }
+}
+
+/**
+ * A new file's footer and its tail (footer, length, "PAR1"): the output schema and key-value
+ * metadata of `template`, the writer fields (format version, created_by, column orders) of `first`.
+ */
+export function fileTail(first: CopySource, template: CopyTemplate, rows: number, rowGroups: TypedField[][]): { footer: Uint8Array; bytes: Uint8Array } {
+  const meta: TypedField[] = [
+    { id: 1, type: ThriftType.I32, value: typedField(first.typed, 1) ?? 1 },
+    { id: 2, type: ThriftType.List, value: typedList([...template.schema], ThriftType.Struct) },
+    { id: 3, type: ThriftType.I64, value: rows },
+    { id: 4, type: ThriftType.List, value: typedList(rowGroups, ThriftType.Struct) },
+    ...(template.keyValueMetadata !== undefined ? [{ id: 5, type: ThriftType.List, value: template.keyValueMetadata }] : []),
+    { id: 6, type: ThriftType.Binary, value: typedField(first.typed, 6) ?? utf8.encode(CREATED_BY) },
+    ...first.typed.filter((f) => f.id === 7),
+  ];
+  const footer = writeTypedStruct(meta);
+  const bytes = new Uint8Array(footer.length + 8);
+  bytes.set(footer, 0);
+  new DataView(bytes.buffer).setUint32(footer.length, footer.length, true);
+  bytes.set(PARQUET_MAGIC_BYTES, footer.length + 4);
+  return { footer, bytes };
+}
+
+/** Re-reads a row group's chunks for the proof; a failure names the file and row group. */
+export function rereadChunks(input: InputFile, index: number, spans: readonly ChunkSpan[]): Promise<Uint8Array[]> {
+  return readChunks(input, spans).catch((e: unknown) => {
+    const message = e instanceof Error ? e.message : String(e);
+    throw new IoError(`re-reading row group ${index} for the proof failed: ${message}`, {
+      path: input.path,
+      cause: e,
+      retryable: e instanceof PackiceError ? e.retryable : true,
+    });
+  });
+}
+
 /** Compressed bytes of a part's row group: what reading it holds. */
-function partBytes(part: CopyPart): number {
+export function partBytes(part: CopyPart): number {
   return part.source.rowGroups[part.rowGroup].bytes;
 }
 
@@ -416,15 +442,7 @@ export async function* rowGroupDigests(
       groups.push({ input, index, signature, spans, rows: typedNumber(typedField(typedFields(rg), 3)), bytes });
     });
   }
-  const reread = (g: (typeof groups)[number]): Promise<Uint8Array[]> =>
-    readChunks(g.input, g.spans).catch((e: unknown) => {
-      const message = e instanceof Error ? e.message : String(e);
-      throw new IoError(`re-reading row group ${g.index} for the proof failed: ${message}`, {
-        path: g.input.path,
-        cause: e,
-        retryable: e instanceof PackiceError ? e.retryable : true,
-      });
-    });
+  const reread = (g: (typeof groups)[number]): Promise<Uint8Array[]> => rereadChunks(g.input, g.index, g.spans);
   const window: ReadWindowOptions = { ...reads, bytes: reads.bytes ?? DEFAULT_COPY_READ_BYTES, ordered: false };
   for await (const { item: g, value } of readWindow(groups, (x) => x.bytes, reread, window, stats)) {
     yield { path: g.input.path, rows: g.rows, digest: rowGroupDigest(g.rows, g.signature, g.spans, value) };

@@ -49,7 +49,7 @@ function metricLeaves(schema: StructType, modes: ReadonlyMap<number, MetricsMode
 }
 
 /** A Parquet plain-encoded statistic as the Iceberg value of `type` (a string as its UTF-8 bytes); undefined when it cannot be one. */
-function statValue(type: PrimitiveType, physical: number | undefined, b: Uint8Array): IcebergValue | undefined {
+export function statValue(type: PrimitiveType, physical: number | undefined, b: Uint8Array): IcebergValue | undefined {
   const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
   switch (type.type) {
     case 'boolean':
@@ -84,7 +84,7 @@ function statValue(type: PrimitiveType, physical: number | undefined, b: Uint8Ar
   }
 }
 
-function less(type: PrimitiveType, a: IcebergValue, b: IcebergValue): boolean {
+export function less(type: PrimitiveType, a: IcebergValue, b: IcebergValue): boolean {
   if (a instanceof Uint8Array && b instanceof Uint8Array) return Buffer.compare(a, b) < 0;
   if (type.type === 'float' || type.type === 'double') {
     const x = a as number;

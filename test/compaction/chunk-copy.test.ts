@@ -6,10 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { loadTable, type Table } from '../../lib/catalog/table.js';
 import { commitCompaction } from '../../lib/compaction/commit.js';
-import { readCompactionMap } from '../../lib/compaction/compaction-map.js';
-import { COPY_MIN_ROW_GROUP_BYTES_PROPERTY, READ_AHEAD_BYTES_PROPERTY } from '../../lib/compaction/chunk-copy.js';
+import { COPY_MIN_ROW_GROUP_BYTES_PROPERTY, MERGE_MIN_ROW_GROUP_BYTES_PROPERTY, READ_AHEAD_BYTES_PROPERTY } from '../../lib/compaction/chunk-copy.js';
 import type { DataFileJson, GroupResult, Plan } from '../../lib/compaction/messages.js';
-import { remapPosition } from '../../lib/compaction/remap.js';
 import { rewriteGroup } from '../../lib/compaction/rewriter.js';
 import { InvalidFileError, IoError, ValidationError } from '../../lib/errors.js';
 import type { FileIO } from '../../lib/io/file-io.js';
@@ -20,11 +18,12 @@ import { stringifyJson } from '../../lib/iceberg/json.js';
 import { rowToJson } from '../../lib/iceberg/row-json.js';
 import { currentSchema, type TableMetadata } from '../../lib/iceberg/table-metadata.js';
 import { readFooter } from '../../lib/parquet/footer.js';
-import { readRows } from '../../lib/table/data-reader.js';
 import { appendRows, deleteRows, updateSchema } from '../../lib/table/operations.js';
 import { LAST_UPDATED_SEQUENCE_NUMBER_FIELD, ROW_ID_FIELD, scanRows } from '../../lib/table/scan.js';
 import { planAll } from '../support/compaction.js';
-import { CHUNK_COPY_SCHEMA, chunkCopyRow, chunkCopyTable } from '../support/chunk-copy-table.js';
+import { CHUNK_COPY_SCHEMA, checkMap as checkMapIn, chunkCopyRow, chunkCopyTable, tableRows } from '../support/chunk-copy-table.js';
+
+const checkMap = (m: TableMetadata, plan: Plan, result: GroupResult): Promise<void> => checkMapIn(io, m, plan, result);
 import { freshBucket, testS3Endpoint } from '../support/s3.js';
 import { CountingIO } from '../support/counting-io.js';
 import { listTree } from '../support/table-files.js';
@@ -44,35 +43,6 @@ async function commitAll(t: Table, plan: Plan, done: GroupResult): Promise<strin
 }
 
 const isCopy = (f: DataFileJson): boolean => f.filePath.includes('-copy-');
-
-async function tableRows(t: Table): Promise<string[]> {
-  const schema = currentSchema(t.metadata);
-  const out: string[] = [];
-  for await (const r of scanRows(t.io, t.metadata)) out.push(stringifyJson(rowToJson(r, schema)));
-  return out.sort();
-}
-
-/** Every row of every input (none has deletes here) is where the map says, by id. */
-async function checkMap(m: TableMetadata, plan: Plan, result: GroupResult): Promise<void> {
-  const map = await readCompactionMap(io, result.compactionMap!);
-  const schema = currentSchema(m);
-  const idAt = new Map<string, bigint>();
-  for (const o of result.outputs) {
-    for await (const b of readRows(io, { filePath: o.filePath, fileFormat: 'PARQUET' }, schema)) {
-      b.rows.forEach((r, i) => idAt.set(`${o.filePath}#${b.firstPos + i}`, r.id as bigint));
-    }
-  }
-  const group = plan.groups.find((g) => g.id === result.groupId)!;
-  for (const input of group.inputs) {
-    for await (const b of readRows(io, { filePath: input.file.filePath, fileFormat: 'PARQUET' }, schema)) {
-      b.rows.forEach((r, i) => {
-        const to = remapPosition(map, input.file.filePath, b.firstPos + i);
-        expect(to).toBeDefined();
-        expect(idAt.get(`${to!.targetFile}#${to!.pos}`)).toBe(r.id);
-      });
-    }
-  }
-}
 
 async function rowGroups(f: DataFileJson): Promise<number> {
   return (await readFooter(io.newInputFile(f.filePath))).footer.rowGroups.length;
@@ -114,7 +84,7 @@ describe('chunk copy: a group of inputs without deletes', () => {
     const plan = await planAll(io, t.metadata);
     const group = plan.groups[0];
     const copied = await rewriteGroup(io, t.metadata, plan, group);
-    const decoded = await rewriteGroup(io, withProperty(t.metadata, COPY_MIN_ROW_GROUP_BYTES_PROPERTY, String(2 ** 40)), plan, group);
+    const decoded = await rewriteGroup(io, withProperty(withProperty(t.metadata, COPY_MIN_ROW_GROUP_BYTES_PROPERTY, String(2 ** 40)), MERGE_MIN_ROW_GROUP_BYTES_PROPERTY, String(2 ** 40)), plan, group);
     expect(isCopy(copied.outputs[0])).toBe(true);
     expect(isCopy(decoded.outputs[0])).toBe(false);
     const [c, d] = [copied.outputs[0], decoded.outputs[0]];

@@ -18,42 +18,13 @@ import { sortRows } from '../support/canonical-rows.js';
 import { ourRows } from '../support/our-rows.js';
 import { planAll } from '../support/compaction.js';
 import { tempDir } from '../support/fixtures.js';
+import { NESTED_SCHEMA, nestedRows } from '../support/nested-table.js';
 import { ensureJavaHarness, javaRead } from '../support/java.js';
 import { pyRead, PY_VENV } from '../support/pyiceberg.js';
 
 const io = new LocalFileIO();
 
 
-const SCHEMA = {
-  type: 'struct' as const,
-  fields: [
-    { id: 1, name: 'id', required: true, type: { type: 'long' as const } },
-    { id: 2, name: 's', required: false, type: { type: 'string' as const } },
-    { id: 3, name: 'amount', required: false, type: { type: 'decimal' as const, precision: 18, scale: 2 } },
-    { id: 4, name: 'ts', required: false, type: { type: 'timestamptz' as const } },
-    { id: 5, name: 'tags', required: false, type: { type: 'list' as const, elementId: 6, elementRequired: false, element: { type: 'string' as const } } },
-    {
-      id: 7, name: 'attrs', required: false,
-      type: { type: 'map' as const, keyId: 8, key: { type: 'string' as const }, valueId: 9, valueRequired: false, value: { type: 'int' as const } },
-    },
-    { id: 10, name: 'st', required: false, type: { type: 'struct' as const, fields: [{ id: 11, name: 'x', required: false, type: { type: 'double' as const } }] } },
-  ],
-};
-
-function rows(from: number, n: number): Record<string, unknown>[] {
-  return Array.from({ length: n }, (_, k) => {
-    const i = from + k;
-    return {
-      id: BigInt(i),
-      s: i % 11 === 0 ? null : `name-${(i * 7919) % 3001}`,
-      amount: i % 13 === 0 ? null : BigInt((i * 7907) % 1_000_000),
-      ts: 1_767_225_600_000_000n + BigInt(i) * 1_000_003n,
-      tags: i % 5 === 0 ? null : Array.from({ length: i % 4 }, (_, j) => (j === 1 ? null : `t${(i + j) % 17}`)),
-      attrs: i % 7 === 0 ? null : [[`k${i % 3}`, i % 9 === 0 ? null : i]],
-      st: i % 6 === 0 ? null : { x: i % 10 === 0 ? null : i / 8 },
-    };
-  });
-}
 
 /** pyarrow's view of a data file: its codecs, whether every chunk has both page indexes, its rows. */
 function pyarrowCheck(path: string): { codecs: string[]; indexes: boolean; rows: number } {
@@ -78,10 +49,10 @@ describe('interop: natively ZSTD-compressed Parquet', () => {
       expect(zstdCodec()).toBeDefined();
       const location = join(tempDir(), `zstd-${level}`);
       let t = await createNewTable(io, location, {
-        schema: SCHEMA,
+        schema: NESTED_SCHEMA,
         properties: { 'write.parquet.compression-level': level, 'write.parquet.page-size-bytes': '4096' },
       });
-      for (let b = 0; b < 4; b++) t = await appendRows(t, rows(b * 3000, 3000) as never);
+      for (let b = 0; b < 4; b++) t = await appendRows(t, nestedRows(b * 3000, 3000) as never);
       t = (await deleteRows(t, (r) => (r.id as bigint) % 101n === 0n)).table;
       const before = await ourRows(t.location);
       expect(sortRows(await javaRead(t.location))).toEqual(before);

@@ -5,7 +5,16 @@
  * truncate(16) bounds), one file per partition per append, and the row-group floor at 1 byte.
  */
 import { join } from 'node:path';
+import { expect } from 'vitest';
 import type { Table } from '../../lib/catalog/table.js';
+import { readCompactionMap } from '../../lib/compaction/compaction-map.js';
+import type { GroupResult, Plan } from '../../lib/compaction/messages.js';
+import { remapPosition } from '../../lib/compaction/remap.js';
+import { stringifyJson } from '../../lib/iceberg/json.js';
+import { rowToJson } from '../../lib/iceberg/row-json.js';
+import { currentSchema, type TableMetadata } from '../../lib/iceberg/table-metadata.js';
+import { readRows } from '../../lib/table/data-reader.js';
+import { scanRows } from '../../lib/table/scan.js';
 import { COPY_MIN_ROW_GROUP_BYTES_PROPERTY } from '../../lib/compaction/chunk-copy.js';
 import type { FileIO } from '../../lib/io/file-io.js';
 import type { Row } from '../../lib/iceberg/values.js';
@@ -68,3 +77,33 @@ export async function chunkCopyTable(
   return t;
 }
 
+
+/** The table's live rows as sorted JSON lines. */
+export async function tableRows(t: Table): Promise<string[]> {
+  const schema = currentSchema(t.metadata);
+  const out: string[] = [];
+  for await (const r of scanRows(t.io, t.metadata)) out.push(stringifyJson(rowToJson(r, schema)));
+  return out.sort();
+}
+
+/** Every row of every input (none has deletes here) is where the map says, by id. */
+export async function checkMap(io: FileIO, m: TableMetadata, plan: Plan, result: GroupResult): Promise<void> {
+  const map = await readCompactionMap(io, result.compactionMap!);
+  const schema = currentSchema(m);
+  const idAt = new Map<string, bigint>();
+  for (const o of result.outputs) {
+    for await (const b of readRows(io, { filePath: o.filePath, fileFormat: 'PARQUET' }, schema)) {
+      b.rows.forEach((r, i) => idAt.set(`${o.filePath}#${b.firstPos + i}`, r.id as bigint));
+    }
+  }
+  const group = plan.groups.find((g) => g.id === result.groupId)!;
+  for (const input of group.inputs) {
+    for await (const b of readRows(io, { filePath: input.file.filePath, fileFormat: 'PARQUET' }, schema)) {
+      b.rows.forEach((r, i) => {
+        const to = remapPosition(map, input.file.filePath, b.firstPos + i);
+        expect(to).toBeDefined();
+        expect(idAt.get(`${to!.targetFile}#${to!.pos}`)).toBe(r.id);
+      });
+    }
+  }
+}

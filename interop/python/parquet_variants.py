@@ -1,0 +1,81 @@
+"""Parquet files as other writers lay them out, for the row-group merge tests (test/parquet/row-group-merge.test.ts).
+
+  python parquet_variants.py write <dir> <variant> <files> <rows>   # writes <dir>/<variant>-<i>.parquet
+  python parquet_variants.py compare <merged> <source>...          # prints {"equal": bool, "rows": n}
+
+pyarrow writes every column with a dictionary until it passes its size limit; the variants differ in
+data page version, codec, dictionary use and row-group size. Columns carry Iceberg field ids.
+"""
+import json
+import sys
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+VARIANTS = {
+    # name: (data_page_version, compression, use_dictionary, row_group_size)
+    "v1-zstd-dict": ("1.0", "zstd", True, None),
+    "v2-gzip-dict": ("2.0", "gzip", True, None),
+    "v1-snappy-dict": ("1.0", "snappy", True, None),
+    "v2-none-plain": ("2.0", "none", False, None),
+    "v1-zstd-small-groups": ("1.0", "zstd", True, 300),
+}
+
+
+def field(name, type_, fid, nullable=True):
+    return pa.field(name, type_, nullable=nullable, metadata={b"PARQUET:field_id": str(fid).encode()})
+
+
+SCHEMA = pa.schema([
+    field("id", pa.int64(), 1, nullable=False),
+    field("category", pa.string(), 2),
+    field("amount", pa.decimal128(10, 2), 3),
+    field("score", pa.float64(), 4),
+    field("flag", pa.bool_(), 5),
+    pa.field("tags", pa.list_(field("element", pa.string(), 7)), metadata={b"PARQUET:field_id": b"6"}),
+    field("note", pa.string(), 8),
+    field("day", pa.date32(), 9),
+])
+
+
+def rows(start, n):
+    import datetime
+    from decimal import Decimal
+    ids = list(range(start, start + n))
+    return pa.table({
+        "id": ids,
+        "category": [None if i % 11 == 0 else f"cat-{i % 5}" for i in ids],
+        "amount": [None if i % 13 == 0 else Decimal(i * 37 % 100000) / 100 for i in ids],
+        "score": [None if i % 7 == 0 else (i % 97) * 1.5 for i in ids],
+        "flag": [None if i % 3 == 0 else i % 2 == 0 for i in ids],
+        "tags": [None if i % 4 == 0 else [f"t{i % 3}", f"tag {i}"][: 1 + i % 2] for i in ids],
+        "note": [None if i % 9 == 0 else f"note {i} {'x' * (i % 20)}" for i in ids],
+        "day": [datetime.date(2024, 1, 1) + datetime.timedelta(days=i % 40) for i in ids],
+    }, schema=SCHEMA)
+
+
+def write(directory, variant, files, n):
+    version, compression, dictionary, group = VARIANTS[variant]
+    for f in range(files):
+        t = rows(f * n, n)
+        pq.write_table(
+            t, f"{directory}/{variant}-{f}.parquet", data_page_version=version, compression=compression,
+            use_dictionary=dictionary, row_group_size=group, write_statistics=True,
+            # Small pages, as a streaming writer's small files hold.
+            data_page_size=4096,
+        )
+
+
+def compare(merged, sources):
+    want = pa.concat_tables([pq.read_table(s) for s in sources])
+    got = pq.read_table(merged)
+    print(json.dumps({"equal": got.equals(want), "rows": got.num_rows, "want": want.num_rows}))
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "write":
+        write(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
+    elif sys.argv[1] == "compare":
+        compare(sys.argv[2], sys.argv[3:])
+    else:
+        raise SystemExit(f"unknown command {sys.argv[1]}")

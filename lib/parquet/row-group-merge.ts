@@ -1,0 +1,1200 @@
+/**
+ * Row-group merge: small row groups of existing Parquet files joined into larger row groups of
+ * a new file at the page level — each output column chunk is its sources' pages, one after
+ * another — with no decode of values and no encode (issue 11). What chunk-copy.ts does for row
+ * groups big enough to keep, this does for the small ones streaming writers leave.
+ *
+ * A column chunk holds at most one dictionary, so pages that index one are the only ones
+ * rewritten. Per output column chunk:
+ * - no source has a dictionary: every page is copied byte for byte;
+ * - the sources' dictionaries together hold at most `dictionaryBytes` (plain-encoded): one
+ *   merged dictionary page (each distinct value once, in first-seen order) leads the chunk,
+ *   and each dictionary-indexed page gets its indices re-mapped (levels kept byte for byte);
+ * - larger: the dictionary-indexed pages become PLAIN pages (each index replaced by its value),
+ *   as a writer falls back when its dictionary grows too large.
+ * Other pages (PLAIN fallback pages, or any other encoding) are copied as they are. Rewritten
+ * pages are recompressed with their chunk's codec; a chunk with a dictionary is merged only
+ * when that codec is one this module reads and writes (uncompressed, ZSTD with a native ZSTD,
+ * GZIP). Column statistics are merged (null counts summed, the smallest minimum and largest
+ * maximum kept as their sources wrote them, ordered by the column's Iceberg type); page
+ * indexes, bloom filters, sorting columns and size statistics are dropped.
+ *
+ * The proof (DESIGN.md invariant 1) works per source row group, a "segment" of an output row
+ * group: its digest is SHA-256 of its row count, the schema's signature and, per column, its
+ * pages — a page copied byte for byte by its bytes, a page of a chunk that had a dictionary by
+ * what it holds (its levels as written, and its values plain-encoded, whatever the dictionary
+ * or encoding that holds them). The writer computes each segment's digest from the source as
+ * read; the proof recomputes it from the output re-read from storage, walking each output
+ * column chunk's pages in segment order by the page counts the writer recorded. A page lost,
+ * added, moved between columns or segments, or altered changes a digest.
+ */
+import { createHash, type Hash } from 'node:crypto';
+import * as zlib from 'node:zlib';
+import { InvalidFileError, PackiceError } from '../errors.js';
+import type { FileIO, InputFile } from '../io/file-io.js';
+import { readWindow, type ReadWindowOptions, type ReadWindowStats } from '../io/read-window.js';
+import { indexById } from '../iceberg/schema.js';
+import { isPrimitive, type PrimitiveType, type StructType } from '../iceberg/types.js';
+import {
+  chunkSpans, damaged, DEFAULT_COPY_READ_BYTES, edit, fileTail, partBytes, readChunks, rereadChunks, schemaSignature,
+  type ChunkFault, type ChunkSpan, type CopyPart, type CopyReads, type CopySource, type CopyTemplate, type Digest,
+} from './chunk-copy.js';
+import { type ZstdCodec } from './compression-codec.js';
+import { Codec, decodeFooter, leafColumns, PARQUET_MAGIC_BYTES, PhysicalType, readFooter, schemaTree, splitOffsets, type ParquetFooter } from './footer.js';
+import { PageType, readPages, type Page } from './page-compression.js';
+import { bitWidth, decodeBitPacked, decodeHybrid, decodeRuns, encodeHybrid, encodeRuns, RleError, Runs } from './rle.js';
+import { less, statValue } from './statistics-metrics.js';
+import {
+  ThriftType, typedField, typedFields, typedItems, typedList, typedNumber, writeTypedStruct, type TypedField,
+} from './thrift.js';
+
+const utf8 = new TextEncoder();
+
+/** parquet-format Encoding values used here. */
+const Encoding = { PLAIN: 0, PLAIN_DICTIONARY: 2, RLE: 3, BIT_PACKED: 4, RLE_DICTIONARY: 8 } as const;
+const isDictionaryEncoding = (e: number): boolean => e === Encoding.PLAIN_DICTIONARY || e === Encoding.RLE_DICTIONARY;
+
+// ---------------------------------------------------------------------------------------------
+// Codecs of rewritten pages
+
+/** Compresses and decompresses pages of one codec. */
+interface PageCodec {
+  decompress(data: Uint8Array, size: number): Uint8Array;
+  compress(data: Uint8Array): Uint8Array;
+}
+
+function pageCodec(codec: number, zstd: ZstdCodec | undefined, level: number): PageCodec | undefined {
+  switch (codec) {
+    case Codec.UNCOMPRESSED:
+      return { decompress: (d) => d, compress: (d) => d };
+    case Codec.ZSTD:
+      return zstd && { decompress: (d, n) => zstd.decompress(d, n), compress: (d) => zstd.compress(d, level) };
+    case Codec.GZIP:
+      return { decompress: (d) => zlib.gunzipSync(d), compress: (d) => zlib.gzipSync(d) };
+    default:
+      return undefined;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sources
+
+/** A leaf column as its pages are read: physical type, fixed length and maximum levels. */
+interface Leaf {
+  readonly physical: number;
+  readonly typeLength: number;
+  readonly maxDef: number;
+  readonly maxRep: number;
+  readonly iceberg: PrimitiveType | undefined;
+}
+
+function leavesOf(footer: ParquetFooter, schema: StructType): Leaf[] {
+  const byId = indexById(schema);
+  const out: Leaf[] = [];
+  const root = schemaTree(footer);
+  const visit = (n: typeof root, def: number, rep: number): void => {
+    const r = n === root ? undefined : n.element.repetition;
+    const d = def + (r === 'optional' || r === 'repeated' ? 1 : 0);
+    const p = rep + (r === 'repeated' ? 1 : 0);
+    if (n !== root && n.children.length === 0) {
+      const t = n.element.fieldId === undefined ? undefined : byId.get(n.element.fieldId)?.field.type;
+      out.push({
+        physical: n.element.type ?? -1, typeLength: n.element.typeLength ?? 0, maxDef: d, maxRep: p,
+        iceberg: t && isPrimitive(t) ? t : undefined,
+      });
+    }
+    for (const c of n.children) visit(c, d, p);
+  };
+  visit(root, 0, 0);
+  if (out.length !== leafColumns(root).length) throw new InvalidFileError('schema leaves miscounted');
+  return out;
+}
+
+/** Per column: its codec, and whether any of its chunks has a dictionary. */
+function chunkFacts(source: CopySource): { codecs: number[]; dictionary: boolean[] } {
+  const codecs: number[] = [];
+  const dictionary: boolean[] = [];
+  typedItems(typedField(source.typed, 4)).forEach((rg, r) => {
+    typedItems(typedField(typedFields(rg), 1)).forEach((cc, k) => {
+      const meta = typedFields(typedField(typedFields(cc), 3));
+      const codec = typedNumber(typedField(meta, 4));
+      if (r === 0) codecs.push(codec);
+      else if (codecs[k] !== codec) codecs[k] = -1;
+      const encodings = typedItems(typedField(meta, 2)) as number[];
+      dictionary[k] = (dictionary[k] ?? false) || typedField(meta, 11) !== undefined || encodings.some(isDictionaryEncoding);
+    });
+  });
+  return { codecs, dictionary };
+}
+
+/** Why `source`'s row groups cannot be merged (copyProblem must have passed). */
+export function mergeProblem(source: CopySource, zstd: ZstdCodec | undefined): string | undefined {
+  const { codecs, dictionary } = chunkFacts(source);
+  for (let k = 0; k < codecs.length; k++) {
+    if (codecs[k] < 0) return `column ${k} changes codec between row groups`;
+    if (dictionary[k] && !pageCodec(codecs[k], zstd, 1)) return `column ${k} has a dictionary and codec ${codecs[k]}, which this merge does not recompress`;
+  }
+  return undefined;
+}
+
+/** Sources merged into one file share this: their writer fields (CopySource.key) and each column's codec. */
+export function mergeKey(source: CopySource): string {
+  return `${source.key}|${chunkFacts(source).codecs.join(',')}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pages
+
+const PAGE = { TYPE: 1, UNCOMPRESSED: 2, COMPRESSED: 3, CRC: 4, V1: 5, DICTIONARY: 7, V2: 8 } as const;
+
+function headerStruct(page: Page, id: number): TypedField[] {
+  const v = typedField(page.header, id);
+  if (!Array.isArray(v)) throw new RleError(`a page of type ${page.type} has no header ${id}`);
+  return v;
+}
+
+/** A plain-encoded value list: value i is bytes [offsets[i] + prefix, offsets[i + 1]). */
+interface PlainValues {
+  readonly bytes: Uint8Array;
+  readonly offsets: Int32Array;
+  /** 4 for BYTE_ARRAY (the length prefix), else 0. */
+  readonly prefix: number;
+}
+
+function plainValues(bytes: Uint8Array, count: number, leaf: Leaf): PlainValues {
+  const offsets = new Int32Array(count + 1);
+  if (leaf.physical === PhysicalType.BYTE_ARRAY) {
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    let at = 0;
+    for (let i = 0; i < count; i++) {
+      offsets[i] = at;
+      if (at + 4 > bytes.length) throw new RleError(`dictionary value ${i} of ${count} is cut short`);
+      at += 4 + view.getUint32(at, true);
+    }
+    if (at > bytes.length) throw new RleError('the dictionary is cut short');
+    offsets[count] = at;
+    return { bytes, offsets, prefix: 4 };
+  }
+  const width = { [PhysicalType.INT32]: 4, [PhysicalType.FLOAT]: 4, [PhysicalType.INT64]: 8, [PhysicalType.DOUBLE]: 8, [PhysicalType.INT96]: 12 }[leaf.physical]
+    ?? (leaf.physical === PhysicalType.FIXED_LEN_BYTE_ARRAY ? leaf.typeLength : 0);
+  if (width <= 0) throw new RleError(`physical type ${leaf.physical} has no dictionary`);
+  if (count * width > bytes.length) throw new RleError(`a dictionary of ${count} values of ${width} bytes has ${bytes.length}`);
+  for (let i = 0; i <= count; i++) offsets[i] = i * width;
+  return { bytes, offsets, prefix: 0 };
+}
+
+/** The plain encoding of `dict[indices[0..n)]`. */
+function gather(dict: PlainValues, indices: Int32Array, n: number): Uint8Array {
+  const { bytes, offsets } = dict;
+  let size = 0;
+  for (let i = 0; i < n; i++) size += offsets[indices[i] + 1] - offsets[indices[i]];
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (let i = 0; i < n; i++) {
+    const s = offsets[indices[i]];
+    const e = offsets[indices[i] + 1];
+    if (e - s <= 8) for (let j = s; j < e; j++) out[at++] = bytes[j];
+    else {
+      out.set(bytes.subarray(s, e), at);
+      at += e - s;
+    }
+  }
+  return out;
+}
+
+/** A data page taken apart: levels as written and as runs, then the values. */
+interface DataPage {
+  readonly page: Page;
+  readonly v2: boolean;
+  /** v1: the decompressed level sections (with their length prefixes); v2: the level bytes. */
+  readonly levels: Uint8Array;
+  /** Decompressed values section. */
+  readonly values: Uint8Array;
+  readonly encoding: number;
+  readonly numValues: number;
+  readonly nonNull: number;
+  /** What the digest names besides levels and values: type, counts and level encodings. */
+  readonly described: string;
+  /** The levels decoded (undefined where the column has none of a kind). */
+  readonly rep: Runs | undefined;
+  readonly def: Runs | undefined;
+}
+
+/** Decodes one kind of v1 levels from `at` into runs; returns where they end. */
+function v1Levels(buf: Uint8Array, at: number, encoding: number, max: number, count: number, out: Runs): number {
+  const width = bitWidth(max);
+  if (encoding === Encoding.RLE) {
+    if (at + 4 > buf.length) throw new RleError('levels cut short');
+    const length = new DataView(buf.buffer, buf.byteOffset, buf.byteLength).getUint32(at, true);
+    if (at + 4 + length > buf.length) throw new RleError(`levels of ${length} bytes pass the page's end`);
+    decodeRuns(buf, at + 4, at + 4 + length, width, count, out);
+    return at + 4 + length;
+  }
+  if (encoding === Encoding.BIT_PACKED) {
+    const values = new Int32Array(count);
+    const end = decodeBitPacked(buf, at, buf.length, width, count, values);
+    for (let i = 0; i < count; i++) out.push(values[i], 1);
+    return end;
+  }
+  throw new RleError(`levels in encoding ${encoding}`);
+}
+
+function takeApart(chunk: Uint8Array, page: Page, leaf: Leaf, codec: PageCodec): DataPage {
+  const payload = chunk.subarray(page.payloadStart, page.end);
+  const rep = leaf.maxRep > 0 ? new Runs() : undefined;
+  const def = leaf.maxDef > 0 ? new Runs() : undefined;
+  if (page.type === PageType.DATA_PAGE) {
+    const h = headerStruct(page, PAGE.V1);
+    const numValues = typedNumber(typedField(h, 1));
+    const encoding = typedNumber(typedField(h, 2));
+    const defEncoding = typedNumber(typedField(h, 3));
+    const repEncoding = typedNumber(typedField(h, 4));
+    const buf = codec.decompress(payload, page.uncompressedSize);
+    let at = rep ? v1Levels(buf, 0, repEncoding, leaf.maxRep, numValues, rep) : 0;
+    if (def) at = v1Levels(buf, at, defEncoding, leaf.maxDef, numValues, def);
+    return {
+      page, v2: false, levels: buf.subarray(0, at), values: buf.subarray(at), encoding, numValues, nonNull: def ? def.countOf(leaf.maxDef) : numValues,
+      described: `v1 ${numValues} ${defEncoding} ${repEncoding}`, rep, def,
+    };
+  }
+  const h = headerStruct(page, PAGE.V2);
+  const numValues = typedNumber(typedField(h, 1));
+  const numNulls = typedNumber(typedField(h, 2));
+  const numRows = typedNumber(typedField(h, 3));
+  const encoding = typedNumber(typedField(h, 4));
+  const defBytes = typedNumber(typedField(h, 5));
+  const repBytes = typedNumber(typedField(h, 6));
+  const levelBytes = defBytes + repBytes;
+  if (levelBytes > payload.length) throw new RleError(`levels of ${levelBytes} bytes exceed the page`);
+  if (rep) decodeRuns(payload, 0, repBytes, bitWidth(leaf.maxRep), numValues, rep);
+  if (def) decodeRuns(payload, repBytes, levelBytes, bitWidth(leaf.maxDef), numValues, def);
+  const compressed = typedField(h, 7) !== false;
+  const rest = payload.subarray(levelBytes);
+  const values = compressed ? codec.decompress(rest, page.uncompressedSize - levelBytes) : rest;
+  return {
+    page, v2: true, levels: payload.subarray(0, levelBytes), values, encoding, numValues, nonNull: numValues - numNulls,
+    described: `v2 ${numValues} ${numNulls} ${numRows} ${defBytes}`, rep, def,
+  };
+}
+
+/** A dictionary-indexed page's indices. */
+function indicesOf(p: DataPage, dictSize: number): Int32Array {
+  if (p.values.length === 0) {
+    if (p.nonNull > 0) throw new RleError('dictionary indices are missing');
+    return new Int32Array(0);
+  }
+  const width = p.values[0];
+  const out = new Int32Array(p.nonNull);
+  decodeHybrid(p.values, 1, p.values.length, width, p.nonNull, out);
+  for (let i = 0; i < out.length; i++) {
+    if (out[i] < 0 || out[i] >= dictSize) throw new RleError(`dictionary index ${out[i]} is past the dictionary's ${dictSize} values`);
+  }
+  return out;
+}
+
+/** What a page of a chunk with a dictionary holds: its values plain-encoded (and its indices, if it had them). */
+function valuesOf(p: DataPage, dict: PlainValues | undefined): { encoding: number; values: Uint8Array; indices?: Int32Array } {
+  if (!isDictionaryEncoding(p.encoding)) return { encoding: p.encoding, values: p.values };
+  if (!dict) throw new RleError('a dictionary-indexed page in a chunk without a dictionary');
+  const indices = indicesOf(p, dict.offsets.length - 1);
+  return { encoding: Encoding.PLAIN, values: gather(dict, indices, p.nonNull), indices };
+}
+
+/** Adds a page by what it holds to `h`: levels as written, then values (plain-encoded where they were indexed). */
+function hashLogical(h: Hash, p: DataPage, v: { encoding: number; values: Uint8Array }): void {
+  h.update(`L ${p.page.type} ${p.described} ${p.levels.length} ${v.encoding} ${v.values.length}\n`);
+  h.update(p.levels);
+  h.update(v.values);
+}
+
+/** A page header with new sizes and, when given, a new values encoding; the CRC (over the old bytes) dropped. */
+function newHeader(p: DataPage, uncompressed: number, compressed: number, encoding: number): Uint8Array {
+  const sub = p.v2 ? PAGE.V2 : PAGE.V1;
+  const inner = edit(headerStruct(p.page, sub), [{ id: p.v2 ? 4 : 2, type: ThriftType.I32, value: encoding }]);
+  return writeTypedStruct(edit(p.page.header, [
+    { id: PAGE.UNCOMPRESSED, type: ThriftType.I32, value: uncompressed },
+    { id: PAGE.COMPRESSED, type: ThriftType.I32, value: compressed },
+    { id: sub, type: ThriftType.Struct, value: inner },
+  ], [PAGE.CRC]));
+}
+
+/** The page rebuilt with `values` (a new values section in `encoding`). */
+function rebuilt(p: DataPage, values: Uint8Array, encoding: number, codec: PageCodec): Uint8Array[] {
+  if (p.v2) {
+    const h = headerStruct(p.page, PAGE.V2);
+    const body = typedField(h, 7) !== false ? codec.compress(values) : values;
+    return [newHeader(p, p.levels.length + values.length, p.levels.length + body.length, encoding), p.levels, body];
+  }
+  const whole = new Uint8Array(p.levels.length + values.length);
+  whole.set(p.levels, 0);
+  whole.set(values, p.levels.length);
+  const body = codec.compress(whole);
+  return [newHeader(p, whole.length, body.length, encoding), body];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statistics
+
+/** Statistics of chunks merged: null counts summed, the extreme bounds kept as their chunks wrote them. */
+function mergedStatistics(leaf: Leaf, metas: readonly TypedField[][]): TypedField[] | undefined {
+  let nulls: number | undefined = 0;
+  let min: { value: ReturnType<typeof statValue>; fields: TypedField[] } | undefined;
+  let max: typeof min;
+  let bounded = leaf.iceberg !== undefined;
+  for (const meta of metas) {
+    const stats = typedField(meta, 12);
+    const s = Array.isArray(stats) ? stats : undefined;
+    const n = s && typedField(s, 3);
+    const count = typeof n === 'number' || typeof n === 'bigint' ? Number(n) : undefined;
+    nulls = nulls === undefined || count === undefined ? undefined : nulls + count;
+    if (!bounded || leaf.iceberg === undefined) continue;
+    const numValues = typedNumber(typedField(meta, 5));
+    if (count !== undefined && count >= numValues) continue;
+    const lo = s && typedField(s, 6);
+    const hi = s && typedField(s, 5);
+    const lv = lo instanceof Uint8Array ? statValue(leaf.iceberg, leaf.physical, lo) : undefined;
+    const hv = hi instanceof Uint8Array ? statValue(leaf.iceberg, leaf.physical, hi) : undefined;
+    if (lv === undefined || hv === undefined || !s) {
+      bounded = false;
+      continue;
+    }
+    if (!min || less(leaf.iceberg, lv, min.value!)) min = { value: lv, fields: s.filter((f) => f.id === 6 || f.id === 8) };
+    if (!max || less(leaf.iceberg, max.value!, hv)) max = { value: hv, fields: s.filter((f) => f.id === 5 || f.id === 7) };
+  }
+  const out: TypedField[] = [];
+  if (nulls !== undefined) out.push({ id: 3, type: ThriftType.I64, value: nulls });
+  if (bounded && min && max) out.push(...min.fields, ...max.fields);
+  return out.length === 0 ? undefined : out.sort((a, b) => a.id - b.id);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing
+
+/** One source row group inside an output row group. */
+export interface MergedSegment {
+  readonly part: CopyPart;
+  readonly rows: number;
+  /** Position of its first row in the output. */
+  readonly firstRow: number;
+  /** Digest of the source's row group as read. */
+  readonly digest: Digest;
+  /**
+   * Per column, how its pages went into the output: `bytes` (copied, hashed by their bytes),
+   * `values` (copied or re-indexed one for one, hashed by what each holds) or `coalesced` (joined
+   * into larger pages, hashed by the levels and values of the segment whatever pages hold them).
+   */
+  readonly modes: readonly ColumnMode[];
+  /** Per column: its data pages in the output (`bytes`, `values`), or its level count (`coalesced`). */
+  readonly pages: readonly number[];
+}
+
+export type ColumnMode = 'bytes' | 'values' | 'coalesced';
+
+export interface MergedFile {
+  readonly path: string;
+  readonly fileSizeInBytes: number;
+  readonly recordCount: number;
+  readonly splitOffsets: readonly number[];
+  readonly footer: ParquetFooter;
+  readonly footerBytes: Uint8Array;
+  /** Per output row group, its segments in order. */
+  readonly rowGroups: readonly (readonly MergedSegment[])[];
+  /** Output column chunks whose dictionary-indexed pages became PLAIN (the merged dictionary was too large). */
+  readonly plainColumns: number;
+}
+
+export interface MergeOptions {
+  readonly writeSchema: StructType;
+  /** Largest merged dictionary (plain-encoded bytes): Iceberg's write.parquet.dict-size-bytes. */
+  readonly dictionaryBytes: number;
+  readonly zstd: ZstdCodec | undefined;
+  /** ZSTD level of rewritten pages. */
+  readonly level: number;
+  /**
+   * Coalesced pages grow to about this many uncompressed bytes (write.parquet.page-size-bytes);
+   * columns whose pages average under a quarter of it are coalesced. 0: never.
+   */
+  readonly pageBytes: number;
+  /** And to at most this many rows (write.parquet.page-row-limit). */
+  readonly pageRows: number;
+  readonly reads?: CopyReads;
+  readonly stats?: ReadWindowStats;
+  readonly fault?: ChunkFault;
+}
+
+interface SourceGroup {
+  readonly part: CopyPart;
+  readonly rows: number;
+  readonly spans: ChunkSpan[];
+  readonly bytes: Uint8Array[];
+  readonly pages: Page[][];
+}
+
+interface BuiltChunk {
+  readonly parts: Uint8Array[];
+  readonly meta: TypedField[];
+  readonly compressed: number;
+  readonly uncompressed: number;
+  readonly dictionaryLength: number;
+  readonly plain: boolean;
+}
+
+function headerOf(page: Page): number {
+  return page.payloadStart - page.start;
+}
+
+/**
+ * One output column chunk from column `k` of `groups`; adds each group's pages to its segment
+ * hash and records its page count and mode.
+ */
+function mergeColumn(
+  k: number, leaf: Leaf, groups: readonly SourceGroup[], hashes: readonly Hash[], pageCounts: number[][], modes: ColumnMode[][],
+  codec: PageCodec | undefined, options: MergeOptions,
+): BuiltChunk {
+  const parts: Uint8Array[] = [];
+  let compressed = 0;
+  let uncompressed = 0;
+  const add = (bytes: readonly Uint8Array[], uncompressedSize: number): void => {
+    let n = 0;
+    for (const b of bytes) {
+      parts.push(b);
+      n += b.length;
+    }
+    compressed += n;
+    uncompressed += uncompressedSize;
+  };
+  const stats = new Map<string, number>();
+  const count = (type: number, encoding: number): void => {
+    const key = `${type} ${encoding}`;
+    stats.set(key, (stats.get(key) ?? 0) + 1);
+  };
+  const dicts = groups.map((g) => (g.pages[k][0]?.type === PageType.DICTIONARY_PAGE ? g.pages[k][0] : undefined));
+  const anyDict = dicts.some((d) => d !== undefined);
+  if (anyDict && !codec) throw new RleError('no codec to rewrite dictionary pages');
+
+  // The sources' dictionaries, and whether their union fits: merged, or the indexed pages go PLAIN.
+  const decoded: (PlainValues | undefined)[] = dicts.map((d, i) => {
+    if (!d) return undefined;
+    const h = headerStruct(d, PAGE.DICTIONARY);
+    const payload = groups[i].bytes[k].subarray(d.payloadStart, d.end);
+    return plainValues(codec!.decompress(payload, d.uncompressedSize), typedNumber(typedField(h, 1)), leaf);
+  });
+  let remaps: (Int32Array | undefined)[] = [];
+  let merged: Uint8Array | undefined;
+  let mergedCount = 0;
+  if (anyDict) {
+    const seen = new Map<string, number>();
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    remaps = decoded.map((d) => {
+      if (!d || size > options.dictionaryBytes) return undefined;
+      const map = new Int32Array(d.offsets.length - 1);
+      const buf = Buffer.from(d.bytes.buffer, d.bytes.byteOffset, d.bytes.byteLength);
+      for (let i = 0; i < map.length; i++) {
+        const key = buf.toString('latin1', d.offsets[i], d.offsets[i + 1]);
+        let at = seen.get(key);
+        if (at === undefined) {
+          seen.set(key, (at = seen.size));
+          chunks.push(d.bytes.subarray(d.offsets[i], d.offsets[i + 1]));
+          size += d.offsets[i + 1] - d.offsets[i];
+        }
+        map[i] = at;
+      }
+      return map;
+    });
+    if (size <= options.dictionaryBytes) {
+      merged = new Uint8Array(size);
+      let at = 0;
+      for (const c of chunks) {
+        merged.set(c, at);
+        at += c.length;
+      }
+      mergedCount = seen.size;
+    }
+  }
+  const plain = anyDict && merged === undefined;
+
+  let dictionaryLength = 0;
+  if (merged) {
+    const first = dicts.find((d) => d !== undefined)!;
+    const body = codec!.compress(merged);
+    const inner = edit(headerStruct(first, PAGE.DICTIONARY), [{ id: 1, type: ThriftType.I32, value: mergedCount }], [3]);
+    const header = writeTypedStruct(edit(first.header, [
+      { id: PAGE.UNCOMPRESSED, type: ThriftType.I32, value: merged.length },
+      { id: PAGE.COMPRESSED, type: ThriftType.I32, value: body.length },
+      { id: PAGE.DICTIONARY, type: ThriftType.Struct, value: inner },
+    ], [PAGE.CRC]));
+    add([header, body], header.length + merged.length);
+    dictionaryLength = header.length + body.length;
+    count(PageType.DICTIONARY_PAGE, typedNumber(typedField(inner, 2)));
+  }
+  const newWidth = bitWidth(mergedCount - 1);
+
+  groups.forEach((g, i) => {
+    const chunk = g.bytes[k];
+    const dict = decoded[i];
+    const data = dict ? g.pages[k].slice(1) : g.pages[k];
+    pageCounts[i][k] = data.length;
+    modes[i][k] = dict !== undefined ? 'values' : 'bytes';
+    const h = hashes[i];
+    h.update(`column ${k} ${modes[i][k]} ${data.length}\n`);
+    for (const page of data) {
+      if (page.type !== PageType.DATA_PAGE && page.type !== PageType.DATA_PAGE_V2) throw new RleError(`a page of type ${page.type} among data pages`);
+      if (!dict) {
+        const bytes = chunk.subarray(page.start, page.end);
+        h.update(bytes);
+        add([bytes], headerOf(page) + page.uncompressedSize);
+        const inner = headerStruct(page, page.type === PageType.DATA_PAGE ? PAGE.V1 : PAGE.V2);
+        const encoding = typedNumber(typedField(inner, page.type === PageType.DATA_PAGE ? 2 : 4));
+        // Copied as it is, it would index the merged dictionary.
+        if (isDictionaryEncoding(encoding)) throw new RleError('a dictionary-indexed page in a chunk without a dictionary page');
+        count(page.type, encoding);
+        continue;
+      }
+      const p = takeApart(chunk, page, leaf, codec!);
+      const held = valuesOf(p, dict);
+      hashLogical(h, p, held);
+      const indices = held.indices;
+      if (!indices) {
+        add([chunk.subarray(page.start, page.end)], headerOf(page) + page.uncompressedSize);
+        count(page.type, p.encoding);
+        continue;
+      }
+      let values: Uint8Array;
+      let encoding: number;
+      if (plain) {
+        values = held.values;
+        encoding = Encoding.PLAIN;
+      } else {
+        const map = remaps[i]!;
+        for (let j = 0; j < indices.length; j++) indices[j] = map[indices[j]];
+        const runs = encodeHybrid(indices, indices.length, newWidth);
+        values = new Uint8Array(1 + runs.length);
+        values[0] = newWidth;
+        values.set(runs, 1);
+        encoding = p.encoding;
+      }
+      const out = rebuilt(p, values, encoding, codec!);
+      add(out, out[0].length + p.levels.length + values.length);
+      count(page.type, encoding);
+    }
+  });
+
+  const metas = groups.map((g) => g.spans[k].meta);
+  const encodings = new Set<number>();
+  for (const m of metas) for (const e of typedItems(typedField(m, 2)) as number[]) encodings.add(e);
+  if (plain) {
+    encodings.delete(Encoding.PLAIN_DICTIONARY);
+    encodings.delete(Encoding.RLE_DICTIONARY);
+    encodings.add(Encoding.PLAIN);
+  }
+  return { parts, meta: chunkMeta(leaf, metas, encodings, stats, uncompressed, compressed), compressed, uncompressed, dictionaryLength, plain };
+}
+
+/** An output chunk's ColumnMetaData but for its path and offsets: sizes, encodings, page counts by encoding, merged statistics. */
+function chunkMeta(
+  leaf: Leaf, metas: readonly TypedField[][], encodings: Iterable<number>, stats: ReadonlyMap<string, number>, uncompressed: number, compressed: number,
+): TypedField[] {
+  const statistics = mergedStatistics(leaf, metas);
+  const encodingStats = [...stats].map(([key, n]) => {
+    const [type, encoding] = key.split(' ').map(Number);
+    return [
+      { id: 1, type: ThriftType.I32, value: type },
+      { id: 2, type: ThriftType.I32, value: encoding },
+      { id: 3, type: ThriftType.I32, value: n },
+    ] as TypedField[];
+  });
+  const first = metas[0];
+  return [
+    ...first.filter((f) => f.id === 1),
+    { id: 2, type: ThriftType.List, value: typedList([...new Set(encodings)].sort((a, b) => a - b), ThriftType.I32) },
+    ...first.filter((f) => f.id === 3 || f.id === 4),
+    { id: 5, type: ThriftType.I64, value: metas.reduce((n, m) => n + typedNumber(typedField(m, 5)), 0) },
+    { id: 6, type: ThriftType.I64, value: uncompressed },
+    { id: 7, type: ThriftType.I64, value: compressed },
+    ...(statistics ? [{ id: 12, type: ThriftType.Struct, value: statistics }] : []),
+    { id: 13, type: ThriftType.List, value: typedList(encodingStats, ThriftType.Struct) },
+  ];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Coalescing: small pages joined into pages of a writer's size
+
+/** Bytes of each plain value of a fixed-width physical type (0: BYTE_ARRAY, walked by its length prefixes). */
+function plainWidth(leaf: Leaf): number {
+  if (leaf.physical === PhysicalType.BYTE_ARRAY) return 0;
+  if (leaf.physical === PhysicalType.FIXED_LEN_BYTE_ARRAY) return leaf.typeLength;
+  return { [PhysicalType.INT32]: 4, [PhysicalType.FLOAT]: 4, [PhysicalType.INT64]: 8, [PhysicalType.DOUBLE]: 8, [PhysicalType.INT96]: 12 }[leaf.physical] ?? -1;
+}
+
+/** Bytes that `n` plain values take from `at` on. */
+function plainBytes(values: Uint8Array, at: number, n: number, width: number): number {
+  if (width > 0) return n * width;
+  const view = new DataView(values.buffer, values.byteOffset, values.byteLength);
+  let p = at;
+  for (let i = 0; i < n; i++) {
+    if (p + 4 > values.length) throw new RleError(`plain value ${i} of ${n} is cut short`);
+    p += 4 + view.getUint32(p, true);
+  }
+  if (p > values.length) throw new RleError('plain values pass the page end');
+  return p - at;
+}
+
+/**
+ * Whether column `k`'s pages in `groups` are joined into larger pages: they are small (on average
+ * under a quarter of the page size: larger pages compress about as well), the codec can be
+ * rewritten, and every value is plain or dictionary-indexed (other encodings and bit-packed
+ * booleans cannot be joined without decoding them).
+ */
+function coalescable(leaf: Leaf, groups: readonly SourceGroup[], k: number, codec: PageCodec | undefined, options: MergeOptions): boolean {
+  if (!codec || options.pageBytes <= 0 || plainWidth(leaf) < 0) return false;
+  let pages = 0;
+  let bytes = 0;
+  for (const g of groups) {
+    const all = g.pages[k];
+    const dict = all[0]?.type === PageType.DICTIONARY_PAGE;
+    for (const page of dict ? all.slice(1) : all) {
+      let encoding: number;
+      if (page.type === PageType.DATA_PAGE) encoding = typedNumber(typedField(headerStruct(page, PAGE.V1), 2));
+      else if (page.type === PageType.DATA_PAGE_V2) encoding = typedNumber(typedField(headerStruct(page, PAGE.V2), 4));
+      else return false;
+      if (!(encoding === Encoding.PLAIN || (dict && isDictionaryEncoding(encoding)))) return false;
+      pages++;
+      bytes += page.uncompressedSize;
+    }
+  }
+  return pages > 1 && bytes / pages < options.pageBytes / 4;
+}
+
+/** A page being assembled from the levels and values of whole source pages. */
+class PageAssembly {
+  readonly rep = new Runs();
+  readonly def = new Runs();
+  values: Uint8Array[] = [];
+  indices: Int32Array[] = [];
+  numValues = 0;
+  nonNull = 0;
+  rows = 0;
+  bytes = 0;
+
+  add(p: DataPage, rows: number, values: Uint8Array | Int32Array): void {
+    if (p.rep) this.rep.append(p.rep);
+    if (p.def) this.def.append(p.def);
+    if (values instanceof Int32Array) {
+      this.indices.push(values);
+      this.bytes += values.length * 4;
+    } else {
+      this.values.push(values);
+      this.bytes += values.length;
+    }
+    this.bytes += p.numValues;
+    this.numValues += p.numValues;
+    this.nonNull += p.nonNull;
+    this.rows += rows;
+  }
+}
+
+function joined<T extends Uint8Array | Int32Array>(parts: readonly T[], make: (n: number) => T): T {
+  if (parts.length === 1) return parts[0];
+  const out = make(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+/** The page `a` holds, as bytes: header then payload, in version `v2` or v1, its values in `encoding`. */
+function assembledPage(a: PageAssembly, leaf: Leaf, v2: boolean, encoding: number, width: number, codec: PageCodec): { parts: Uint8Array[]; uncompressed: number } {
+  const levels = (runs: Runs, max: number): Uint8Array => (max === 0 ? new Uint8Array(0) : encodeRuns(runs, bitWidth(max)));
+  const rep = levels(a.rep, leaf.maxRep);
+  const def = levels(a.def, leaf.maxDef);
+  let values: Uint8Array;
+  if (a.indices.length > 0) {
+    const runs = encodeHybrid(joined(a.indices, (n) => new Int32Array(n)), a.nonNull, width);
+    values = new Uint8Array(1 + runs.length);
+    values[0] = width;
+    values.set(runs, 1);
+  } else values = joined(a.values, (n) => new Uint8Array(n));
+  if (v2) {
+    const body = codec.compress(values);
+    const header = writeTypedStruct([
+      { id: PAGE.TYPE, type: ThriftType.I32, value: PageType.DATA_PAGE_V2 },
+      { id: PAGE.UNCOMPRESSED, type: ThriftType.I32, value: rep.length + def.length + values.length },
+      { id: PAGE.COMPRESSED, type: ThriftType.I32, value: rep.length + def.length + body.length },
+      {
+        id: PAGE.V2, type: ThriftType.Struct, value: [
+          { id: 1, type: ThriftType.I32, value: a.numValues },
+          { id: 2, type: ThriftType.I32, value: a.numValues - a.nonNull },
+          { id: 3, type: ThriftType.I32, value: a.rows },
+          { id: 4, type: ThriftType.I32, value: encoding },
+          { id: 5, type: ThriftType.I32, value: def.length },
+          { id: 6, type: ThriftType.I32, value: rep.length },
+        ],
+      },
+    ]);
+    return { parts: [header, rep, def, body], uncompressed: header.length + rep.length + def.length + values.length };
+  }
+  const prefixed = (b: Uint8Array, max: number): number => (max === 0 ? 0 : 4 + b.length);
+  const whole = new Uint8Array(prefixed(rep, leaf.maxRep) + prefixed(def, leaf.maxDef) + values.length);
+  const view = new DataView(whole.buffer);
+  let at = 0;
+  for (const [b, max] of [[rep, leaf.maxRep], [def, leaf.maxDef]] as const) {
+    if (max === 0) continue;
+    view.setUint32(at, b.length, true);
+    whole.set(b, at + 4);
+    at += 4 + b.length;
+  }
+  whole.set(values, at);
+  const body = codec.compress(whole);
+  const header = writeTypedStruct([
+    { id: PAGE.TYPE, type: ThriftType.I32, value: PageType.DATA_PAGE },
+    { id: PAGE.UNCOMPRESSED, type: ThriftType.I32, value: whole.length },
+    { id: PAGE.COMPRESSED, type: ThriftType.I32, value: body.length },
+    {
+      id: PAGE.V1, type: ThriftType.Struct, value: [
+        { id: 1, type: ThriftType.I32, value: a.numValues },
+        { id: 2, type: ThriftType.I32, value: encoding },
+        { id: 3, type: ThriftType.I32, value: Encoding.RLE },
+        { id: 4, type: ThriftType.I32, value: Encoding.RLE },
+      ],
+    },
+  ]);
+  return { parts: [header, body], uncompressed: header.length + whole.length };
+}
+
+/**
+ * What a coalesced column's segment is hashed by, however pages cut it: its level runs of each
+ * kind, then its values plain-encoded; gathered until the segment ends.
+ */
+class SegmentPieces {
+  readonly rep = new Runs();
+  readonly def = new Runs();
+  private valueBytes = 0;
+
+  constructor(private readonly h: Hash) {}
+
+  /** Values go straight into the segment's hash (nothing is held); the levels and counts follow at the end. */
+  values(v: Uint8Array): void {
+    this.h.update(v);
+    this.valueBytes += v.length;
+  }
+
+  finish(k: number, levels: number): void {
+    this.h.update(`column ${k} coalesced ${levels} ${this.valueBytes} ${this.rep.length} ${this.def.length}\n`);
+    this.h.update(this.rep.bytes());
+    this.h.update(this.def.bytes());
+  }
+}
+
+/**
+ * Column `k` of `groups` with its small pages joined: each source page's levels and values are
+ * appended to the page being assembled, which is written once it reaches the page size or row
+ * limit. Values stay dictionary-indexed when every source page was and the merged dictionary
+ * fits, else they are written plain.
+ */
+function coalesceColumn(
+  k: number, leaf: Leaf, groups: readonly SourceGroup[], hashes: readonly Hash[], pageCounts: number[][], modes: ColumnMode[][],
+  codec: PageCodec, options: MergeOptions,
+): BuiltChunk {
+  const parts: Uint8Array[] = [];
+  let compressed = 0;
+  let uncompressed = 0;
+  const stats = new Map<string, number>();
+  const emit = (bytes: readonly Uint8Array[], size: number, type: number, encoding: number): void => {
+    for (const b of bytes) {
+      parts.push(b);
+      compressed += b.length;
+    }
+    uncompressed += size;
+    const key = `${type} ${encoding}`;
+    stats.set(key, (stats.get(key) ?? 0) + 1);
+  };
+  const dictPages = groups.map((g) => (g.pages[k][0]?.type === PageType.DICTIONARY_PAGE ? g.pages[k][0] : undefined));
+  const decoded = dictPages.map((d, i) =>
+    d && plainValues(codec.decompress(groups[i].bytes[k].subarray(d.payloadStart, d.end), d.uncompressedSize), typedNumber(typedField(headerStruct(d, PAGE.DICTIONARY), 1)), leaf),
+  );
+  const taken = groups.map((g, i) => (dictPages[i] ? g.pages[k].slice(1) : g.pages[k]).map((page) => takeApart(g.bytes[k], page, leaf, codec)));
+  const allIndexed = taken.every((ps, i) => decoded[i] !== undefined && ps.every((p) => isDictionaryEncoding(p.encoding)));
+  const first = taken.find((ps) => ps.length > 0)?.[0];
+  const v2 = first?.v2 ?? false;
+
+  // The merged dictionary, when every value is indexed and the union fits.
+  let remaps: Int32Array[] | undefined;
+  let width = 0;
+  let indexEncoding: number = Encoding.RLE_DICTIONARY;
+  let dictEncoding: number = Encoding.PLAIN;
+  if (allIndexed) {
+    const seen = new Map<string, number>();
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    remaps = [];
+    for (const d of decoded) {
+      const map = new Int32Array(d!.offsets.length - 1);
+      const buf = Buffer.from(d!.bytes.buffer, d!.bytes.byteOffset, d!.bytes.byteLength);
+      for (let i = 0; i < map.length && size <= options.dictionaryBytes; i++) {
+        const key = buf.toString('latin1', d!.offsets[i], d!.offsets[i + 1]);
+        let at = seen.get(key);
+        if (at === undefined) {
+          seen.set(key, (at = seen.size));
+          chunks.push(d!.bytes.subarray(d!.offsets[i], d!.offsets[i + 1]));
+          size += d!.offsets[i + 1] - d!.offsets[i];
+        }
+        map[i] = at;
+      }
+      remaps.push(map);
+    }
+    if (size > options.dictionaryBytes) remaps = undefined;
+    else {
+      const merged = joined(chunks, (n) => new Uint8Array(n));
+      const source = dictPages.find((d) => d !== undefined)!;
+      const inner = edit(headerStruct(source, PAGE.DICTIONARY), [{ id: 1, type: ThriftType.I32, value: seen.size }], [3]);
+      const body = codec.compress(merged);
+      const header = writeTypedStruct([
+        { id: PAGE.TYPE, type: ThriftType.I32, value: PageType.DICTIONARY_PAGE },
+        { id: PAGE.UNCOMPRESSED, type: ThriftType.I32, value: merged.length },
+        { id: PAGE.COMPRESSED, type: ThriftType.I32, value: body.length },
+        { id: PAGE.DICTIONARY, type: ThriftType.Struct, value: inner },
+      ]);
+      emit([header, body], header.length + merged.length, PageType.DICTIONARY_PAGE, typedNumber(typedField(inner, 2)));
+      width = bitWidth(seen.size - 1);
+      indexEncoding = first?.encoding ?? Encoding.RLE_DICTIONARY;
+      dictEncoding = typedNumber(typedField(inner, 2));
+    }
+  }
+  const dictionaryLength = compressed;
+  const encoding = remaps ? indexEncoding : Encoding.PLAIN;
+
+  let page = new PageAssembly();
+  const flush = (): void => {
+    if (page.numValues === 0) return;
+    const out = assembledPage(page, leaf, v2, encoding, width, codec);
+    emit(out.parts, out.uncompressed, v2 ? PageType.DATA_PAGE_V2 : PageType.DATA_PAGE, encoding);
+    page = new PageAssembly();
+  };
+  taken.forEach((ps, i) => {
+    const pieces = new SegmentPieces(hashes[i]);
+    let levels = 0;
+    for (const p of ps) {
+      const held = valuesOf(p, decoded[i]);
+      if (p.rep) pieces.rep.append(p.rep);
+      if (p.def) pieces.def.append(p.def);
+      pieces.values(held.values);
+      levels += p.numValues;
+      let values: Uint8Array | Int32Array = held.values;
+      if (remaps) {
+        const map = remaps[i];
+        const idx = held.indices!;
+        for (let j = 0; j < idx.length; j++) idx[j] = map[idx[j]];
+        values = idx;
+      }
+      const pageRows = p.rep ? p.rep.countOf(0) : p.numValues;
+      const size = values instanceof Int32Array ? values.length * 4 : values.length;
+      if (page.numValues > 0 && (page.bytes + size + p.numValues > options.pageBytes || page.rows + pageRows > options.pageRows)) flush();
+      page.add(p, pageRows, values);
+    }
+    pieces.finish(k, levels);
+    pageCounts[i][k] = levels;
+    modes[i][k] = 'coalesced';
+  });
+  flush();
+
+  const metas = groups.map((g) => g.spans[k].meta);
+  return {
+    parts, compressed, uncompressed, dictionaryLength, plain: !remaps && taken.some((ps) => ps.some((p) => isDictionaryEncoding(p.encoding))),
+    meta: chunkMeta(leaf, metas, remaps ? [encoding, dictEncoding, Encoding.RLE] : [Encoding.PLAIN, Encoding.RLE], stats, uncompressed, compressed),
+  };
+}
+
+/** Appends `n` values of `src` from the cursor on to `out`; returns how many equal `counted`. */
+function takeRuns(src: Runs, cursor: { run: number; used: number }, n: number, out: Runs, counted: number): number {
+  let hit = 0;
+  while (n > 0) {
+    if (cursor.run >= src.length) throw new RleError('levels end before their values');
+    const v = src.data[cursor.run];
+    const c = Math.min(n, src.data[cursor.run + 1] - cursor.used);
+    out.push(v, c);
+    if (v === counted) hit += c;
+    n -= c;
+    cursor.used += c;
+    if (cursor.used === src.data[cursor.run + 1]) {
+      cursor.run += 2;
+      cursor.used = 0;
+    }
+  }
+  return hit;
+}
+
+/** Recomputes a coalesced column's segment hashes from its output pages (after the dictionary page, if any). */
+function rehashCoalesced(
+  k: number, leaf: Leaf, chunk: Uint8Array, pages: readonly Page[], dict: PlainValues | undefined,
+  segments: readonly MergedSegment[], hashes: readonly Hash[], codec: PageCodec | undefined,
+): void {
+  if (!codec) throw new RleError('no codec to read coalesced pages');
+  const width = plainWidth(leaf);
+  let i = 0;
+  let pieces = new SegmentPieces(hashes[0]);
+  let left = segments[0].pages[k];
+  const settle = (): void => {
+    while (i < segments.length && left === 0) {
+      if (segments[i].modes[k] !== 'coalesced') throw new RleError(`column ${k} mixes coalesced and copied segments`);
+      pieces.finish(k, segments[i].pages[k]);
+      i++;
+      if (i < segments.length) pieces = new SegmentPieces(hashes[i]);
+      left = i < segments.length ? segments[i].pages[k] : 0;
+    }
+  };
+  settle();
+  for (const page of pages) {
+    const p = takeApart(chunk, page, leaf, codec);
+    const values = valuesOf(p, dict).values;
+    const repAt = { run: 0, used: 0 };
+    const defAt = { run: 0, used: 0 };
+    let at = 0;
+    let vat = 0;
+    while (at < p.numValues) {
+      if (i >= segments.length) throw new RleError(`column ${k} holds more values than its segments`);
+      const take = Math.min(left, p.numValues - at);
+      if (p.rep) takeRuns(p.rep, repAt, take, pieces.rep, 0);
+      const nonNull = p.def ? takeRuns(p.def, defAt, take, pieces.def, leaf.maxDef) : take;
+      const n = plainBytes(values, vat, nonNull, width);
+      pieces.values(values.subarray(vat, vat + n));
+      vat += n;
+      at += take;
+      left -= take;
+      settle();
+    }
+    if (vat !== values.length) throw new RleError(`a page of column ${k} holds ${values.length - vat} bytes past its values`);
+  }
+  if (i < segments.length) throw new RleError(`column ${k} holds fewer values than its segments`);
+}
+
+function segmentHash(rows: number, signature: string): Hash {
+  return createHash('sha256').update(`rows ${rows}\n${signature}\n`);
+}
+
+function digestOf(h: Hash): Digest {
+  const d = h.digest();
+  return [d.readUInt32BE(0), d.readUInt32BE(4)];
+}
+
+function fileFault(path: string, e: unknown, what: string): InvalidFileError {
+  const message = e instanceof Error ? e.message : String(e);
+  return new InvalidFileError(`${what}: ${message}`, { path });
+}
+
+/**
+ * Writes `rowGroups` (each a list of source row groups, all of sources sharing mergeKey) into one
+ * new file at `path`, one output row group per list, streaming: the output row group being built
+ * and the source row groups read ahead of it (`reads`) are held.
+ */
+export async function writeMergedFile(
+  io: FileIO,
+  path: string,
+  template: CopyTemplate,
+  rowGroups: readonly (readonly CopyPart[])[],
+  options: MergeOptions,
+): Promise<MergedFile> {
+  const parts = rowGroups.flat();
+  if (parts.length === 0) throw new InvalidFileError('a merged file needs at least one row group', { path });
+  const first = parts[0].source;
+  const key = mergeKey(first);
+  const other = parts.find((p) => mergeKey(p.source) !== key);
+  if (other) throw new InvalidFileError(`${other.source.path} was written by another writer or codec than ${first.path}`, { path });
+  const leaves = leavesOf(first.footer, options.writeSchema);
+  const codecs = chunkFacts(first).codecs.map((c) => pageCodec(c, options.zstd, options.level));
+  const inputs = new Map<string, InputFile>();
+  const written: MergedSegment[][] = [];
+  const newGroups: TypedField[][] = [];
+  let plainColumns = 0;
+  const faults = { fault: options.fault };
+  let at = 0;
+  let rows = 0;
+  let footer: Uint8Array | undefined;
+
+  const build = (groups: SourceGroup[]): { parts: Uint8Array[]; rowGroup: TypedField[] } => {
+    const hashes = groups.map((g) => segmentHash(g.rows, template.signature));
+    const pageCounts = groups.map(() => new Array<number>(leaves.length));
+    const modes = groups.map(() => new Array<ColumnMode>(leaves.length));
+    const rgStart = at;
+    const out: Uint8Array[] = [];
+    const chunks: TypedField[][] = [];
+    let totalUncompressed = 0;
+    let totalCompressed = 0;
+    const numRows = groups.reduce((n, g) => n + g.rows, 0);
+    leaves.forEach((leaf, k) => {
+      let chunk: BuiltChunk;
+      try {
+        chunk = coalescable(leaf, groups, k, codecs[k], options)
+          ? coalesceColumn(k, leaf, groups, hashes, pageCounts, modes, codecs[k]!, options)
+          : mergeColumn(k, leaf, groups, hashes, pageCounts, modes, codecs[k], options);
+      } catch (e) {
+        if (e instanceof PackiceError) throw e;
+        throw fileFault(groups[0].part.source.path, e, `merging column ${template.leafPaths[k].join('.')} of ${groups.length} row groups starting here`);
+      }
+      if (chunk.plain) plainColumns++;
+      const start = at;
+      const dictionary = chunk.dictionaryLength > 0 ? [{ id: 11, type: ThriftType.I64, value: start }] : [];
+      const path = typedList(template.leafPaths[k].map((n) => utf8.encode(n)), ThriftType.Binary);
+      const meta = edit(chunk.meta, [
+        { id: 3, type: ThriftType.List, value: path },
+        { id: 9, type: ThriftType.I64, value: start + chunk.dictionaryLength },
+        ...dictionary,
+      ]);
+      chunks.push([{ id: 2, type: ThriftType.I64, value: start }, { id: 3, type: ThriftType.Struct, value: meta }]);
+      out.push(...chunk.parts);
+      at += chunk.compressed;
+      totalCompressed += chunk.compressed;
+      totalUncompressed += chunk.uncompressed;
+    });
+    const segments: MergedSegment[] = [];
+    let firstRow = rows;
+    groups.forEach((g, i) => {
+      segments.push({ part: g.part, rows: g.rows, firstRow, digest: digestOf(hashes[i]), pages: pageCounts[i], modes: modes[i] });
+      firstRow += g.rows;
+    });
+    rows += numRows;
+    written.push(segments);
+    const rowGroup: TypedField[] = [
+      { id: 1, type: ThriftType.List, value: typedList(chunks, ThriftType.Struct) },
+      { id: 2, type: ThriftType.I64, value: totalUncompressed },
+      { id: 3, type: ThriftType.I64, value: numRows },
+      { id: 5, type: ThriftType.I64, value: rgStart },
+      { id: 6, type: ThriftType.I64, value: totalCompressed },
+      { id: 7, type: ThriftType.I16, value: newGroups.length },
+    ];
+    return { parts: out, rowGroup };
+  };
+
+  async function* content(): AsyncGenerator<Uint8Array> {
+    yield PARQUET_MAGIC_BYTES;
+    at = PARQUET_MAGIC_BYTES.length;
+    const fetch = (part: CopyPart): Promise<Uint8Array[]> => {
+      let input = inputs.get(part.source.path);
+      if (!input) inputs.set(part.source.path, (input = io.newInputFile(part.source.path)));
+      return readChunks(input, chunkSpans(typedFields(typedItems(typedField(part.source.typed, 4))[part.rowGroup])));
+    };
+    const window: ReadWindowOptions = { ...options.reads, bytes: options.reads?.bytes ?? DEFAULT_COPY_READ_BYTES, ordered: true };
+    let r = 0;
+    let pending: SourceGroup[] = [];
+    for await (const { item: part, value: bytes } of readWindow(parts, partBytes, fetch, window, options.stats)) {
+      const rg = typedFields(typedItems(typedField(part.source.typed, 4))[part.rowGroup]);
+      const spans = chunkSpans(rg);
+      let pages: Page[][];
+      try {
+        pages = bytes.map((b) => readPages(b, 0, b.length));
+      } catch (e) {
+        throw fileFault(part.source.path, e, `row group ${part.rowGroup}`);
+      }
+      pending.push({ part, rows: typedNumber(typedField(rg, 3)), spans, bytes, pages });
+      if (pending.length < rowGroups[r].length) continue;
+      const { parts: out, rowGroup } = build(pending);
+      newGroups.push(rowGroup);
+      pending = [];
+      r++;
+      yield* damaged(out, faults);
+    }
+    const tail = fileTail(first, template, rows, newGroups);
+    footer = tail.footer;
+    at += tail.bytes.length;
+    yield tail.bytes;
+  }
+
+  await io.write(path, content());
+  const parsed = decodeFooter(footer!);
+  return {
+    path, fileSizeInBytes: at, recordCount: rows, splitOffsets: splitOffsets(parsed), footer: parsed, footerBytes: footer!,
+    rowGroups: written, plainColumns,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The proof's re-read
+
+/** A segment's digest recomputed from a merged file re-read from storage. */
+export interface RereadSegment {
+  readonly path: string;
+  readonly rows: number;
+  readonly digest: Digest;
+}
+
+/** The digests of one output row group's segments, from its chunks' bytes as re-read. */
+function segmentDigests(
+  leaves: readonly Leaf[], codecs: readonly (PageCodec | undefined)[], signature: string,
+  segments: readonly MergedSegment[], bytes: readonly Uint8Array[],
+): Digest[] {
+  const hashes = segments.map((s) => segmentHash(s.rows, signature));
+  leaves.forEach((leaf, k) => {
+    const chunk = bytes[k];
+    const pages = readPages(chunk, 0, chunk.length);
+    let dict: PlainValues | undefined;
+    let next = 0;
+    if (pages[0]?.type === PageType.DICTIONARY_PAGE) {
+      const d = pages[0];
+      if (!codecs[k]) throw new RleError('no codec to read the dictionary page');
+      dict = plainValues(codecs[k]!.decompress(chunk.subarray(d.payloadStart, d.end), d.uncompressedSize), typedNumber(typedField(headerStruct(d, PAGE.DICTIONARY), 1)), leaf);
+      next = 1;
+    }
+    if (segments.length > 0 && segments[0].modes[k] === 'coalesced') {
+      rehashCoalesced(k, leaf, chunk, pages.slice(next), dict, segments, hashes, codecs[k]);
+      return;
+    }
+    segments.forEach((s, i) => {
+      const n = s.pages[k];
+      const h = hashes[i];
+      if (s.modes[k] === 'coalesced') throw new RleError(`column ${k} mixes coalesced and copied segments`);
+      h.update(`column ${k} ${s.modes[k]} ${n}\n`);
+      for (let j = 0; j < n; j++) {
+        const page = pages[next++];
+        if (!page) throw new RleError(`column ${k} has fewer pages than its segments`);
+        if (s.modes[k] === 'bytes') h.update(chunk.subarray(page.start, page.end));
+        else {
+          const p = takeApart(chunk, page, leaf, codecs[k]!);
+          hashLogical(h, p, valuesOf(p, dict));
+        }
+      }
+    });
+    if (next !== pages.length) throw new RleError(`column ${k} has ${pages.length - next} pages past its segments`);
+  });
+  return hashes.map(digestOf);
+}
+
+/**
+ * The segments' digests of merged files, re-read from storage: each file's footer, then every row
+ * group through one read window (`reads`), yielded as their reads complete. What the proof
+ * compares with the digests `writeMergedFile` took from the sources.
+ */
+export async function* mergedDigests(
+  io: FileIO,
+  files: readonly { readonly path: string; readonly length: number; readonly rowGroups: readonly (readonly MergedSegment[])[] }[],
+  options: Pick<MergeOptions, 'writeSchema' | 'zstd' | 'level' | 'reads' | 'stats'>,
+): AsyncGenerator<RereadSegment> {
+  interface Group { input: InputFile; index: number; spans: ChunkSpan[]; bytes: number; leaves: Leaf[]; codecs: (PageCodec | undefined)[]; signature: string; segments: readonly MergedSegment[] }
+  const groups: Group[] = [];
+  for (const f of files) {
+    const input = io.newInputFile(f.path, f.length);
+    const read = await readFooter(input);
+    const leaves = leavesOf(read.footer, options.writeSchema);
+    const signature = schemaSignature(typedItems(typedField(read.typed, 2)));
+    const rgs = typedItems(typedField(read.typed, 4));
+    if (rgs.length !== f.rowGroups.length) throw new InvalidFileError(`holds ${rgs.length} row groups, ${f.rowGroups.length} were written`, { path: f.path });
+    rgs.forEach((rg, index) => {
+      const spans = chunkSpans(typedFields(rg));
+      const codecs = spans.map((s) => pageCodec(typedNumber(typedField(s.meta, 4)), options.zstd, options.level));
+      const bytes = spans.length === 0 ? 0 : Math.max(...spans.map((s) => s.end)) - Math.min(...spans.map((s) => s.start));
+      groups.push({ input, index, spans, bytes, leaves, codecs, signature, segments: f.rowGroups[index] });
+    });
+  }
+  const reread = (g: Group): Promise<Uint8Array[]> => rereadChunks(g.input, g.index, g.spans);
+  const window: ReadWindowOptions = { ...options.reads, bytes: options.reads?.bytes ?? DEFAULT_COPY_READ_BYTES, ordered: false };
+  for await (const { item: g, value } of readWindow(groups, (x) => x.bytes, reread, window, options.stats)) {
+    let digests: Digest[];
+    try {
+      digests = segmentDigests(g.leaves, g.codecs, g.signature, g.segments, value);
+    } catch (e) {
+      throw fileFault(g.input.path, e, `row group ${g.index} re-read for the proof`);
+    }
+    for (const [i, d] of digests.entries()) yield { path: g.input.path, rows: g.segments[i].rows, digest: d };
+  }
+}
