@@ -60,17 +60,32 @@ const isDictionaryEncoding = (e: number): boolean => e === Encoding.PLAIN_DICTIO
 /** Compresses and decompresses pages of one codec. */
 interface PageCodec {
   decompress(data: Uint8Array, size: number): Uint8Array;
+  /** Decompresses into a buffer reused by the next call: what it returns must be used up before then. */
+  decompressTransient(data: Uint8Array, size: number): Uint8Array;
+  /** Never returns (a view of) its input: callers reuse their buffers. */
   compress(data: Uint8Array): Uint8Array;
 }
+
+/** The buffer transient decompression reuses (pages are taken apart one at a time, synchronously). */
+let transient = new Uint8Array(1 << 20);
 
 function pageCodec(codec: number, zstd: ZstdCodec | undefined, level: number): PageCodec | undefined {
   switch (codec) {
     case Codec.UNCOMPRESSED:
-      return { decompress: (d) => d, compress: (d) => d };
+      return { decompress: (d) => d, decompressTransient: (d) => d, compress: (d) => d.slice() };
     case Codec.ZSTD:
-      return zstd && { decompress: (d, n) => zstd.decompress(d, n), compress: (d) => zstd.compress(d, level) };
+      return zstd && {
+        decompress: (d, n) => zstd.decompress(d, n),
+        decompressTransient: (d, n) => {
+          if (transient.length < n) transient = new Uint8Array(Math.max(n, transient.length * 2));
+          const out = transient.subarray(0, n);
+          zstd.decompressInto(d, out);
+          return out;
+        },
+        compress: (d) => zstd.compress(d, level),
+      };
     case Codec.GZIP:
-      return { decompress: (d) => zlib.gunzipSync(d), compress: (d) => zlib.gzipSync(d) };
+      return { decompress: (d) => zlib.gunzipSync(d), decompressTransient: (d) => zlib.gunzipSync(d), compress: (d) => zlib.gzipSync(d) };
     default:
       return undefined;
   }
@@ -153,6 +168,13 @@ function headerStruct(page: Page, id: number): TypedField[] {
   return v;
 }
 
+/** A data page's values encoding, from its header. */
+function encodingOf(page: Page): number {
+  if (page.type === PageType.DATA_PAGE) return typedNumber(typedField(headerStruct(page, PAGE.V1), 2));
+  if (page.type === PageType.DATA_PAGE_V2) return typedNumber(typedField(headerStruct(page, PAGE.V2), 4));
+  throw new RleError(`a page of type ${page.type} among data pages`);
+}
+
 /** A plain-encoded value list: value i is bytes [offsets[i] + prefix, offsets[i + 1]). */
 interface PlainValues {
   readonly bytes: Uint8Array;
@@ -202,7 +224,10 @@ function gather(dict: PlainValues, indices: Int32Array, n: number): Uint8Array {
   return out;
 }
 
-/** A data page taken apart: levels as written and as runs, then the values. */
+/**
+ * A data page taken apart: levels as written and as runs, then the values. Its decompressed bytes
+ * may be a transient buffer: used up before the next page is taken apart.
+ */
 interface DataPage {
   readonly page: Page;
   readonly v2: boolean;
@@ -249,7 +274,7 @@ function takeApart(chunk: Uint8Array, page: Page, leaf: Leaf, codec: PageCodec):
     const encoding = typedNumber(typedField(h, 2));
     const defEncoding = typedNumber(typedField(h, 3));
     const repEncoding = typedNumber(typedField(h, 4));
-    const buf = codec.decompress(payload, page.uncompressedSize);
+    const buf = codec.decompressTransient(payload, page.uncompressedSize);
     let at = rep ? v1Levels(buf, 0, repEncoding, leaf.maxRep, numValues, rep) : 0;
     if (def) at = v1Levels(buf, at, defEncoding, leaf.maxDef, numValues, def);
     return {
@@ -270,7 +295,7 @@ function takeApart(chunk: Uint8Array, page: Page, leaf: Leaf, codec: PageCodec):
   if (def) decodeRuns(payload, repBytes, levelBytes, bitWidth(leaf.maxDef), numValues, def);
   const compressed = typedField(h, 7) !== false;
   const rest = payload.subarray(levelBytes);
-  const values = compressed ? codec.decompress(rest, page.uncompressedSize - levelBytes) : rest;
+  const values = compressed ? codec.decompressTransient(rest, page.uncompressedSize - levelBytes) : rest;
   return {
     page, v2: true, levels: payload.subarray(0, levelBytes), values, encoding, numValues, nonNull: numValues - numNulls,
     described: `v2 ${numValues} ${numNulls} ${numRows} ${defBytes}`, rep, def,
@@ -330,6 +355,60 @@ function rebuilt(p: DataPage, values: Uint8Array, encoding: number, codec: PageC
   whole.set(values, p.levels.length);
   const body = codec.compress(whole);
   return [newHeader(p, whole.length, body.length, encoding), body];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dictionaries
+
+/**
+ * The union of the sources' dictionaries, each distinct value once in first-seen order, with each
+ * source's old-to-new index map; undefined when it would pass `limit` plain-encoded bytes.
+ */
+function dictionaryUnion(
+  dicts: readonly (PlainValues | undefined)[], limit: number,
+): { remaps: (Int32Array | undefined)[]; values: Uint8Array; count: number } | undefined {
+  // Four-byte values (int, float, date) are told apart as numbers: no string per value.
+  const seen = new Map<string | number, number>();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const remaps: (Int32Array | undefined)[] = [];
+  for (const d of dicts) {
+    if (!d) {
+      remaps.push(undefined);
+      continue;
+    }
+    const n = d.offsets.length - 1;
+    const map = new Int32Array(n);
+    const fixed4 = d.prefix === 0 && d.offsets[1] - d.offsets[0] === 4;
+    const view = new DataView(d.bytes.buffer, d.bytes.byteOffset, d.bytes.byteLength);
+    const buf = Buffer.from(d.bytes.buffer, d.bytes.byteOffset, d.bytes.byteLength);
+    for (let i = 0; i < n; i++) {
+      const key = fixed4 ? view.getInt32(d.offsets[i], true) : buf.toString('latin1', d.offsets[i], d.offsets[i + 1]);
+      let at = seen.get(key);
+      if (at === undefined) {
+        seen.set(key, (at = seen.size));
+        chunks.push(d.bytes.subarray(d.offsets[i], d.offsets[i + 1]));
+        size += d.offsets[i + 1] - d.offsets[i];
+        if (size > limit) return undefined;
+      }
+      map[i] = at;
+    }
+    remaps.push(map);
+  }
+  return { remaps, values: joined(chunks, (n) => new Uint8Array(n)), count: seen.size };
+}
+
+/** A dictionary page of `values` (`count` of them), its header after `source`'s (the encoding it names kept). */
+function dictionaryPage(source: Page, values: Uint8Array, count: number, codec: PageCodec): { parts: Uint8Array[]; uncompressed: number; encoding: number } {
+  const inner = edit(headerStruct(source, PAGE.DICTIONARY), [{ id: 1, type: ThriftType.I32, value: count }], [3]);
+  const body = codec.compress(values);
+  const header = writeTypedStruct([
+    { id: PAGE.TYPE, type: ThriftType.I32, value: PageType.DICTIONARY_PAGE },
+    { id: PAGE.UNCOMPRESSED, type: ThriftType.I32, value: values.length },
+    { id: PAGE.COMPRESSED, type: ThriftType.I32, value: body.length },
+    { id: PAGE.DICTIONARY, type: ThriftType.Struct, value: inner },
+  ]);
+  return { parts: [header, body], uncompressed: header.length + values.length, encoding: typedNumber(typedField(inner, 2)) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -479,54 +558,18 @@ function mergeColumn(
     const payload = groups[i].bytes[k].subarray(d.payloadStart, d.end);
     return plainValues(codec!.decompress(payload, d.uncompressedSize), typedNumber(typedField(h, 1)), leaf);
   });
-  let remaps: (Int32Array | undefined)[] = [];
-  let merged: Uint8Array | undefined;
-  let mergedCount = 0;
-  if (anyDict) {
-    const seen = new Map<string, number>();
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    remaps = decoded.map((d) => {
-      if (!d || size > options.dictionaryBytes) return undefined;
-      const map = new Int32Array(d.offsets.length - 1);
-      const buf = Buffer.from(d.bytes.buffer, d.bytes.byteOffset, d.bytes.byteLength);
-      for (let i = 0; i < map.length; i++) {
-        const key = buf.toString('latin1', d.offsets[i], d.offsets[i + 1]);
-        let at = seen.get(key);
-        if (at === undefined) {
-          seen.set(key, (at = seen.size));
-          chunks.push(d.bytes.subarray(d.offsets[i], d.offsets[i + 1]));
-          size += d.offsets[i + 1] - d.offsets[i];
-        }
-        map[i] = at;
-      }
-      return map;
-    });
-    if (size <= options.dictionaryBytes) {
-      merged = new Uint8Array(size);
-      let at = 0;
-      for (const c of chunks) {
-        merged.set(c, at);
-        at += c.length;
-      }
-      mergedCount = seen.size;
-    }
-  }
+  const union = anyDict ? dictionaryUnion(decoded, options.dictionaryBytes) : undefined;
+  const remaps = union?.remaps ?? [];
+  const merged = union?.values;
+  const mergedCount = union?.count ?? 0;
   const plain = anyDict && merged === undefined;
 
   let dictionaryLength = 0;
   if (merged) {
-    const first = dicts.find((d) => d !== undefined)!;
-    const body = codec!.compress(merged);
-    const inner = edit(headerStruct(first, PAGE.DICTIONARY), [{ id: 1, type: ThriftType.I32, value: mergedCount }], [3]);
-    const header = writeTypedStruct(edit(first.header, [
-      { id: PAGE.UNCOMPRESSED, type: ThriftType.I32, value: merged.length },
-      { id: PAGE.COMPRESSED, type: ThriftType.I32, value: body.length },
-      { id: PAGE.DICTIONARY, type: ThriftType.Struct, value: inner },
-    ], [PAGE.CRC]));
-    add([header, body], header.length + merged.length);
-    dictionaryLength = header.length + body.length;
-    count(PageType.DICTIONARY_PAGE, typedNumber(typedField(inner, 2)));
+    const page = dictionaryPage(dicts.find((d) => d !== undefined)!, merged, mergedCount, codec!);
+    add(page.parts, page.uncompressed);
+    dictionaryLength = compressed;
+    count(PageType.DICTIONARY_PAGE, page.encoding);
   }
   const newWidth = bitWidth(mergedCount - 1);
 
@@ -666,11 +709,16 @@ function coalescable(leaf: Leaf, groups: readonly SourceGroup[], k: number, code
   return pages > 1 && bytes / pages < options.pageBytes / 4;
 }
 
-/** A page being assembled from the levels and values of whole source pages. */
+/** Bytes kept free ahead of an assembled page's values, where a v1 page's levels are written. */
+const LEVELS_RESERVE = 64 * 1024;
+
+/** A page being assembled from the levels and values of whole source pages (one per column, reused). */
 class PageAssembly {
-  readonly rep = new Runs();
-  readonly def = new Runs();
-  values: Uint8Array[] = [];
+  rep = new Runs();
+  def = new Runs();
+  /** Plain values from LEVELS_RESERVE to `end`. */
+  buf = new Uint8Array(LEVELS_RESERVE + (1 << 20));
+  end = LEVELS_RESERVE;
   indices: Int32Array[] = [];
   numValues = 0;
   nonNull = 0;
@@ -684,13 +732,27 @@ class PageAssembly {
       this.indices.push(values);
       this.bytes += values.length * 4;
     } else {
-      this.values.push(values);
+      if (this.end + values.length > this.buf.length) {
+        const next = new Uint8Array(Math.max(this.buf.length * 2, this.end + values.length));
+        next.set(this.buf.subarray(0, this.end));
+        this.buf = next;
+      }
+      this.buf.set(values, this.end);
+      this.end += values.length;
       this.bytes += values.length;
     }
     this.bytes += p.numValues;
     this.numValues += p.numValues;
     this.nonNull += p.nonNull;
     this.rows += rows;
+  }
+
+  reset(): void {
+    this.rep = new Runs();
+    this.def = new Runs();
+    this.end = LEVELS_RESERVE;
+    this.indices = [];
+    this.numValues = this.nonNull = this.rows = this.bytes = 0;
   }
 }
 
@@ -710,13 +772,18 @@ function assembledPage(a: PageAssembly, leaf: Leaf, v2: boolean, encoding: numbe
   const levels = (runs: Runs, max: number): Uint8Array => (max === 0 ? new Uint8Array(0) : encodeRuns(runs, bitWidth(max)));
   const rep = levels(a.rep, leaf.maxRep);
   const def = levels(a.def, leaf.maxDef);
-  let values: Uint8Array;
+  // Values at LEVELS_RESERVE of `buf`, a v1 page's levels written just before them.
+  let buf = a.buf;
+  let start = LEVELS_RESERVE;
+  let end = a.end;
   if (a.indices.length > 0) {
     const runs = encodeHybrid(joined(a.indices, (n) => new Int32Array(n)), a.nonNull, width);
-    values = new Uint8Array(1 + runs.length);
-    values[0] = width;
-    values.set(runs, 1);
-  } else values = joined(a.values, (n) => new Uint8Array(n));
+    buf = new Uint8Array(LEVELS_RESERVE + 1 + runs.length);
+    buf[start] = width;
+    buf.set(runs, start + 1);
+    end = buf.length;
+  }
+  const values = buf.subarray(start, end);
   if (v2) {
     const body = codec.compress(values);
     const header = writeTypedStruct([
@@ -737,16 +804,24 @@ function assembledPage(a: PageAssembly, leaf: Leaf, v2: boolean, encoding: numbe
     return { parts: [header, rep, def, body], uncompressed: header.length + rep.length + def.length + values.length };
   }
   const prefixed = (b: Uint8Array, max: number): number => (max === 0 ? 0 : 4 + b.length);
-  const whole = new Uint8Array(prefixed(rep, leaf.maxRep) + prefixed(def, leaf.maxDef) + values.length);
-  const view = new DataView(whole.buffer);
-  let at = 0;
+  const levelBytes = prefixed(rep, leaf.maxRep) + prefixed(def, leaf.maxDef);
+  if (levelBytes > start) {
+    // Levels past the reserve (pages of very many values): a buffer of their own.
+    const wider = new Uint8Array(levelBytes + values.length);
+    wider.set(values, levelBytes);
+    buf = wider;
+    start = levelBytes;
+  }
+  start -= levelBytes;
+  const view = new DataView(buf.buffer, buf.byteOffset);
+  let at = start;
   for (const [b, max] of [[rep, leaf.maxRep], [def, leaf.maxDef]] as const) {
     if (max === 0) continue;
     view.setUint32(at, b.length, true);
-    whole.set(b, at + 4);
+    buf.set(b, at + 4);
     at += 4 + b.length;
   }
-  whole.set(values, at);
+  const whole = buf.subarray(start, start + levelBytes + values.length);
   const body = codec.compress(whole);
   const header = writeTypedStruct([
     { id: PAGE.TYPE, type: ThriftType.I32, value: PageType.DATA_PAGE },
@@ -815,68 +890,42 @@ function coalesceColumn(
   const decoded = dictPages.map((d, i) =>
     d && plainValues(codec.decompress(groups[i].bytes[k].subarray(d.payloadStart, d.end), d.uncompressedSize), typedNumber(typedField(headerStruct(d, PAGE.DICTIONARY), 1)), leaf),
   );
-  const taken = groups.map((g, i) => (dictPages[i] ? g.pages[k].slice(1) : g.pages[k]).map((page) => takeApart(g.bytes[k], page, leaf, codec)));
-  const allIndexed = taken.every((ps, i) => decoded[i] !== undefined && ps.every((p) => isDictionaryEncoding(p.encoding)));
-  const first = taken.find((ps) => ps.length > 0)?.[0];
-  const v2 = first?.v2 ?? false;
+  const data = groups.map((g, i) => (dictPages[i] ? g.pages[k].slice(1) : g.pages[k]));
+  const allIndexed = data.every((ps, i) => decoded[i] !== undefined && ps.every((p) => isDictionaryEncoding(encodingOf(p))));
+  const first = data.find((ps) => ps.length > 0)?.[0];
+  const v2 = first?.type === PageType.DATA_PAGE_V2;
 
   // The merged dictionary, when every value is indexed and the union fits.
   let remaps: Int32Array[] | undefined;
   let width = 0;
   let indexEncoding: number = Encoding.RLE_DICTIONARY;
   let dictEncoding: number = Encoding.PLAIN;
-  if (allIndexed) {
-    const seen = new Map<string, number>();
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    remaps = [];
-    for (const d of decoded) {
-      const map = new Int32Array(d!.offsets.length - 1);
-      const buf = Buffer.from(d!.bytes.buffer, d!.bytes.byteOffset, d!.bytes.byteLength);
-      for (let i = 0; i < map.length && size <= options.dictionaryBytes; i++) {
-        const key = buf.toString('latin1', d!.offsets[i], d!.offsets[i + 1]);
-        let at = seen.get(key);
-        if (at === undefined) {
-          seen.set(key, (at = seen.size));
-          chunks.push(d!.bytes.subarray(d!.offsets[i], d!.offsets[i + 1]));
-          size += d!.offsets[i + 1] - d!.offsets[i];
-        }
-        map[i] = at;
-      }
-      remaps.push(map);
-    }
-    if (size > options.dictionaryBytes) remaps = undefined;
-    else {
-      const merged = joined(chunks, (n) => new Uint8Array(n));
-      const source = dictPages.find((d) => d !== undefined)!;
-      const inner = edit(headerStruct(source, PAGE.DICTIONARY), [{ id: 1, type: ThriftType.I32, value: seen.size }], [3]);
-      const body = codec.compress(merged);
-      const header = writeTypedStruct([
-        { id: PAGE.TYPE, type: ThriftType.I32, value: PageType.DICTIONARY_PAGE },
-        { id: PAGE.UNCOMPRESSED, type: ThriftType.I32, value: merged.length },
-        { id: PAGE.COMPRESSED, type: ThriftType.I32, value: body.length },
-        { id: PAGE.DICTIONARY, type: ThriftType.Struct, value: inner },
-      ]);
-      emit([header, body], header.length + merged.length, PageType.DICTIONARY_PAGE, typedNumber(typedField(inner, 2)));
-      width = bitWidth(seen.size - 1);
-      indexEncoding = first?.encoding ?? Encoding.RLE_DICTIONARY;
-      dictEncoding = typedNumber(typedField(inner, 2));
-    }
+  const union = allIndexed ? dictionaryUnion(decoded, options.dictionaryBytes) : undefined;
+  if (union) {
+    remaps = union.remaps.map((m) => m!);
+    const page = dictionaryPage(dictPages.find((d) => d !== undefined)!, union.values, union.count, codec);
+    emit(page.parts, page.uncompressed, PageType.DICTIONARY_PAGE, page.encoding);
+    width = bitWidth(union.count - 1);
+    indexEncoding = first ? encodingOf(first) : Encoding.RLE_DICTIONARY;
+    dictEncoding = page.encoding;
   }
   const dictionaryLength = compressed;
   const encoding = remaps ? indexEncoding : Encoding.PLAIN;
 
-  let page = new PageAssembly();
+  const page = new PageAssembly();
   const flush = (): void => {
     if (page.numValues === 0) return;
     const out = assembledPage(page, leaf, v2, encoding, width, codec);
     emit(out.parts, out.uncompressed, v2 ? PageType.DATA_PAGE_V2 : PageType.DATA_PAGE, encoding);
-    page = new PageAssembly();
+    page.reset();
   };
-  taken.forEach((ps, i) => {
+  let indexed = false;
+  data.forEach((ps, i) => {
     const pieces = new SegmentPieces(hashes[i]);
     let levels = 0;
-    for (const p of ps) {
+    for (const source of ps) {
+      const p = takeApart(groups[i].bytes[k], source, leaf, codec);
+      if (isDictionaryEncoding(p.encoding)) indexed = true;
       const held = valuesOf(p, decoded[i]);
       if (p.rep) pieces.rep.append(p.rep);
       if (p.def) pieces.def.append(p.def);
@@ -902,7 +951,7 @@ function coalesceColumn(
 
   const metas = groups.map((g) => g.spans[k].meta);
   return {
-    parts, compressed, uncompressed, dictionaryLength, plain: !remaps && taken.some((ps) => ps.some((p) => isDictionaryEncoding(p.encoding))),
+    parts, compressed, uncompressed, dictionaryLength, plain: !remaps && indexed,
     meta: chunkMeta(leaf, metas, remaps ? [encoding, dictEncoding, Encoding.RLE] : [Encoding.PLAIN, Encoding.RLE], stats, uncompressed, compressed),
   };
 }
