@@ -45,11 +45,11 @@ import type { ChunkFault } from '../parquet/chunk-copy.js';
 import type { DataFileJson, FileGroup, GroupInput, GroupResult, Plan } from './messages.js';
 
 export interface RewriteFaults {
-  /** Silently drop one live row before writing, so that the proof must fail. */
+  /** Silently drop one live row before writing, so that the proof must fail (the decode path's rows). */
   readonly dropRow?: boolean;
-  /** Throw once this many output files are finished. */
+  /** Throw once this many output files of the decode path are finished. */
   readonly failAfterOutputs?: number;
-  /** Damage the first column chunk copied (chunk-copy.ts) after it was hashed, so that the proof must fail. */
+  /** Damage the first column chunk copied or merged (chunk-copy.ts) after it was hashed, so that the proof must fail. */
   readonly corruptCopiedChunk?: ChunkFault;
 }
 

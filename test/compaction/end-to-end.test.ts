@@ -8,6 +8,7 @@ import { join, relative } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ObjectStoreCatalog } from '../../lib/catalog/object-store-catalog.js';
 import { loadTable, type Table } from '../../lib/catalog/table.js';
+import { MERGE_MIN_ROW_GROUP_BYTES_PROPERTY } from '../../lib/compaction/chunk-copy.js';
 import { commitCompaction } from '../../lib/compaction/commit.js';
 import { ValidationError } from '../../lib/errors.js';
 import type { FileIO } from '../../lib/io/file-io.js';
@@ -43,11 +44,15 @@ function row(id: number, category: string): Row {
 }
 
 /** Many small commits, deletes of every kind the version allows, a schema and a spec change. */
-async function streamingTable(formatVersion: 2 | 3, partitioned: boolean, eq: boolean): Promise<Table> {
+/** For the decode path's faults (dropRow, failAfterOutputs): no input merged (merges are tested apart). */
+const DECODE_ONLY = { [MERGE_MIN_ROW_GROUP_BYTES_PROPERTY]: String(2 ** 50) };
+
+async function streamingTable(formatVersion: 2 | 3, partitioned: boolean, eq: boolean, properties: Record<string, string> = {}): Promise<Table> {
   const location = join(tempDir(), `stream-v${formatVersion}-${partitioned ? 'p' : 'u'}${eq ? '-eq' : ''}`);
   let t = await createNewTable(io, location, {
     formatVersion,
     schema: SCHEMA,
+    properties,
     ...(partitioned ? { partitionFields: [{ sourceId: 2, name: 'category', transform: { kind: 'identity' as const } }] } : {}),
   });
   let id = 0;
@@ -187,7 +192,7 @@ describe('failures leave the table readable and unchanged; a rerun completes', (
   }, 1_200_000);
 
   it('after some outputs are written', async () => {
-    const t = await streamingTable(2, true, false);
+    const t = await streamingTable(2, true, false, DECODE_ONLY);
     const before = sortRows(await javaRead(t.location));
     const snapshot = t.metadata.currentSnapshotId;
     const failed = await runCompaction(
@@ -243,7 +248,7 @@ describe('failures leave the table readable and unchanged; a rerun completes', (
   });
 
   it('a checksum mismatch (a dropped row) commits nothing', async () => {
-    const t = await streamingTable(2, true, false);
+    const t = await streamingTable(2, true, false, DECODE_ONLY);
     const snapshot = t.metadata.currentSnapshotId;
     const plan = await planStep({ table: { location: t.location }, policy: SMALL });
     await expect(rewriteStep({ plan, groupId: plan.groups[0].id }, { faults: { dropRow: true } })).rejects.toThrow(ValidationError);

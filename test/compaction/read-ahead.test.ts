@@ -10,7 +10,7 @@ import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Table } from '../../lib/catalog/table.js';
 import type { GroupResult, Plan } from '../../lib/compaction/messages.js';
-import { READ_AHEAD_BYTES_PROPERTY } from '../../lib/compaction/chunk-copy.js';
+import { MERGE_MIN_ROW_GROUP_BYTES_PROPERTY, READ_AHEAD_BYTES_PROPERTY } from '../../lib/compaction/chunk-copy.js';
 import { rewriteGroup } from '../../lib/compaction/rewriter.js';
 import { InvalidFileError, NotFoundError } from '../../lib/errors.js';
 import { dataFileFromJson } from '../../lib/iceberg/data-file-json.js';
@@ -29,6 +29,9 @@ import { freshBucket, testS3Endpoint } from '../support/s3.js';
 import { failOnUnhandledRejections } from '../support/unhandled.js';
 import { smallTable } from '../support/small-table.js';
 
+/** The decoder's read-ahead is what these tests watch: no input merged. */
+const DECODE_ONLY = { [MERGE_MIN_ROW_GROUP_BYTES_PROPERTY]: String(2 ** 50) };
+
 const SCHEMA = {
   type: 'struct' as const,
   fields: [
@@ -39,7 +42,7 @@ const SCHEMA = {
 
 /** An unpartitioned table of `files` appends of 25 rows: one group of `files` inputs. */
 async function manyFiles(location: string, files: number): Promise<Table> {
-  let t = await createNewTable(fileIOFor(location, { s3Endpoint: testS3Endpoint() }), location, { formatVersion: 2, schema: SCHEMA });
+  let t = await createNewTable(fileIOFor(location, { s3Endpoint: testS3Endpoint() }), location, { formatVersion: 2, schema: SCHEMA, properties: DECODE_ONLY });
   for (let f = 0; f < files; f++) {
     t = await appendRows(t, Array.from({ length: 25 }, (_, i) => ({ id: BigInt(f * 25 + i), name: `n${f}-${i}` })));
   }
@@ -140,7 +143,7 @@ describe('rewriteGroup reads its inputs ahead on S3 (moto)', () => {
   it('fetches a few-MB input with deletes whole in one GET when it fits the budget, by ranges when it does not; same outputs and proof', async () => {
     const location = `s3://${bucket}/whole`;
     const s3 = new S3FileIO({ endpoint: testS3Endpoint() });
-    let t = await createNewTable(s3, location, { formatVersion: 2, schema: SCHEMA });
+    let t = await createNewTable(s3, location, { formatVersion: 2, schema: SCHEMA, properties: DECODE_ONLY });
     // Two files of ~1.5 MB (past the 1 MiB that was read whole before): base64 of random bytes hardly compresses.
     for (let f = 0; f < 2; f++) {
       t = await appendRows(t, Array.from({ length: 30_000 }, (_, i) => ({ id: BigInt(f * 30_000 + i), name: randomBytes(36).toString('base64') })));

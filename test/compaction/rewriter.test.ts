@@ -7,6 +7,7 @@ import { readCompactionMap } from '../../lib/compaction/compaction-map.js';
 import { remapPosition } from '../../lib/compaction/remap.js';
 import { dataFileFromJson } from '../../lib/iceberg/data-file-json.js';
 import type { DataFileJson, FileGroup, GroupResult, Plan } from '../../lib/compaction/messages.js';
+import { MERGE_MIN_ROW_GROUP_BYTES_PROPERTY } from '../../lib/compaction/chunk-copy.js';
 import { rewriteGroup, scanTaskOf } from '../../lib/compaction/rewriter.js';
 import { ValidationError } from '../../lib/errors.js';
 import { LocalFileIO } from '../../lib/io/local.js';
@@ -66,12 +67,16 @@ const IDENTITY = { kind: 'identity' } as const;
  * Everything a group can meet: two specs (identity(category), then also day(ts)), a dropped,
  * a promoted (int → long) and an added column, and deletes of every kind the version allows.
  */
+/** These tests are the decode path's: no input is merged (test/compaction/row-group-merge.test.ts has the merge). */
+const DECODE_ONLY = { [MERGE_MIN_ROW_GROUP_BYTES_PROPERTY]: String(2 ** 50) };
+
 async function buildTable(formatVersion: 2 | 3): Promise<Table> {
   const location = join(tempDir(), `rewrite-v${formatVersion}`);
   let t = await createNewTable(io, location, {
     formatVersion,
     schema: SCHEMA,
     partitionFields: [{ sourceId: 2, name: 'category', transform: IDENTITY }],
+    properties: DECODE_ONLY,
   });
   const range = (a: number, b: number): number[] => Array.from({ length: b - a + 1 }, (_, i) => a + i);
   t = await appendRows(t, [1, 2, 3, 4].map((i) => row(i, 'a')).concat([5, 6, 7].map((i) => row(i, 'b'))));
@@ -382,6 +387,7 @@ async function smallTable(options: { files: number; rowsPerFile: number; sortOrd
   let t = await createNewTable(io, join(tempDir(), 'small'), {
     formatVersion: options.v ?? 2,
     schema: SCHEMA,
+    properties: DECODE_ONLY,
     ...(options.sortOrder ? { sortOrder: options.sortOrder } : {}),
   });
   let id = 0;
