@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { loadTable } from '../lib/catalog/table.js';
-import { COPY_MIN_ROW_GROUP_BYTES_PROPERTY } from '../lib/compaction/chunk-copy.js';
+import { COPY_MIN_ROW_GROUP_BYTES_PROPERTY, MERGE_MIN_ROW_GROUP_BYTES_PROPERTY } from '../lib/compaction/chunk-copy.js';
 import { planCompaction } from '../lib/compaction/planner.js';
 import { rewriteGroup } from '../lib/compaction/rewriter.js';
 import { readFooter } from '../lib/parquet/footer.js';
@@ -37,7 +37,8 @@ const MB = 1e6;
 /** One rewrite of the table's one group with the floor set to `floor`; prints a PhaseResult. */
 async function rewritePhase(location: string, floor: number, keep: boolean): Promise<void> {
   const table = await loadTable(location);
-  const metadata = { ...table.metadata, properties: { ...table.metadata.properties, [COPY_MIN_ROW_GROUP_BYTES_PROPERTY]: String(floor) } };
+  // The floor for both the copy and the merge: above every row group, every input is decoded (the path before both).
+  const metadata = { ...table.metadata, properties: { ...table.metadata.properties, [COPY_MIN_ROW_GROUP_BYTES_PROPERTY]: String(floor), [MERGE_MIN_ROW_GROUP_BYTES_PROPERTY]: String(floor) } };
   // The whole table as one group (the default maxGroupBytes, 700 MiB, would cut a larger one).
   const plan = await planCompaction(table.io, metadata, { table: { location }, policy: { maxGroupBytes: 2 ** 40 } });
   if (plan.groups.length !== 1) throw new Error(`${location}: expected one group, the plan has ${plan.groups.length}`);

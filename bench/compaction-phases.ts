@@ -14,7 +14,7 @@ import { FactsAccumulator } from '../lib/compaction/file-facts.js';
 import { planCompaction, planFromFacts } from '../lib/compaction/planner.js';
 import { resolvePolicy } from '../lib/compaction/policy.js';
 import { rewriteGroup, type RewriteOptions } from '../lib/compaction/rewriter.js';
-import { COPY_MIN_ROW_GROUP_BYTES_PROPERTY } from '../lib/compaction/chunk-copy.js';
+import { COPY_MIN_ROW_GROUP_BYTES_PROPERTY, MERGE_MIN_ROW_GROUP_BYTES_PROPERTY } from '../lib/compaction/chunk-copy.js';
 import { streamFileColumns, type DecodeColumns, type StreamedScan } from '../lib/iceberg/scan-planning.js';
 import type { DeleteFileIndex } from '../lib/iceberg/delete-index.js';
 import type { ManifestFile } from '../lib/iceberg/manifest-list.js';
@@ -199,8 +199,9 @@ export async function rssPhase(location: string, maxGroupBytes: number, decodeWo
   const c0 = process.cpuUsage();
   let result: GroupResult;
   try {
-    // decodeAll: no row group is copied undecoded (as for inputs with deletes), so the decode path is what is measured.
-    const metadata = decodeAll ? { ...table.metadata, properties: { ...table.metadata.properties, [COPY_MIN_ROW_GROUP_BYTES_PROPERTY]: String(Number.MAX_SAFE_INTEGER) } } : table.metadata;
+    // decodeAll: no row group is copied or merged undecoded (as for inputs with deletes), so the decode path is what is measured.
+    const never = String(Number.MAX_SAFE_INTEGER);
+    const metadata = decodeAll ? { ...table.metadata, properties: { ...table.metadata.properties, [COPY_MIN_ROW_GROUP_BYTES_PROPERTY]: never, [MERGE_MIN_ROW_GROUP_BYTES_PROPERTY]: never } } : table.metadata;
     result = await rewriteGroup(table.io, metadata, plan, group, decodeOptions(decodeWorkers));
   } finally {
     clearInterval(timer);

@@ -36,7 +36,7 @@ import type { ReadAheadRange } from '../io/read-ahead.js';
 import { footerReadRange, readFooter, type FooterRead } from '../parquet/footer.js';
 import {
   copyProblem, copySource, copyTemplate, DEFAULT_COPY_READ_BYTES, rowGroupDigests, writeCopiedFile,
-  type ChunkFault, type CopiedFile, type CopyPart, type CopyReads, type CopySource, type CopyTemplate,
+  type ChunkFault, type CopiedFile, type CopyPart, type CopyReads, type CopySource, type CopyTemplate, type HeldBytes,
 } from '../parquet/chunk-copy.js';
 import { metricsFromStatistics } from '../parquet/statistics-metrics.js';
 import { DEFAULT_ZSTD_LEVEL, zstdCodec } from '../parquet/compression-codec.js';
@@ -164,6 +164,8 @@ export class ChunkCopy {
     readonly decode: readonly FileScanTask[],
     /** The footer reads of candidates left to the decode path, by path. */
     private readonly seeds: Map<string, ReadAheadRange>,
+    /** The footer reads of merged inputs kept for the merge (readChunks takes the row groups they cover). */
+    private readonly held: Map<string, HeldBytes>,
   ) {}
 
   /** Sorts the group's tasks into copied and decoded; reads the footers of the candidates. */
@@ -207,7 +209,16 @@ export class ChunkCopy {
     });
     const taken = new Set([...sources, ...merges].map((s) => s.task));
     const copyReads = options.reads ?? { bytes: intProperty(metadata, READ_AHEAD_BYTES_PROPERTY, DEFAULT_COPY_READ_BYTES) };
-    return new ChunkCopy(io, metadata, plan, group, options, copyReads, template, sources, merges, tasks.filter((t) => !taken.has(t)), seeds);
+    // A merged input whose footer read holds its row groups (all of a small file) is not fetched
+    // again, within the read-ahead budget: beyond it, its bytes are dropped and read when merged.
+    const held = new Map<string, HeldBytes>();
+    let heldBytes = 0;
+    for (const { task, read } of merges) {
+      if (heldBytes + read.tail.length > (copyReads.bytes ?? DEFAULT_COPY_READ_BYTES)) break;
+      held.set(task.dataFile.filePath, { start: read.tailStart, bytes: read.tail });
+      heldBytes += read.tail.length;
+    }
+    return new ChunkCopy(io, metadata, plan, group, options, copyReads, template, sources, merges, tasks.filter((t) => !taken.has(t)), seeds, held);
   }
 
   /**
@@ -354,7 +365,7 @@ export class ChunkCopy {
         const name = `${safeName(this.group.id)}-merge-${String(this.started.length).padStart(5, '0')}-${this.uuid}.parquet`;
         const path = locations.newDataLocation(name, folder);
         this.started.push(path);
-        const merged = await writeMergedFile(this.io, path, this.template, groups, { ...options, ...(fault ? { fault } : {}) });
+        const merged = await writeMergedFile(this.io, path, this.template, groups, { ...options, held: this.held, ...(fault ? { fault } : {}) });
         fault = undefined;
         this.merged.push(merged);
         for (const segment of merged.rowGroups.flat()) {
@@ -368,6 +379,7 @@ export class ChunkCopy {
         );
       }
     }
+    this.held.clear();
     return out;
   }
 

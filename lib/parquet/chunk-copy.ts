@@ -201,12 +201,26 @@ export function chunkSpans(rowGroup: readonly TypedField[]): ChunkSpan[] {
   });
 }
 
+/** Bytes of a file already read (a footer read's tail, all of a small file): [start, start + bytes.length). */
+export interface HeldBytes {
+  readonly start: number;
+  readonly bytes: Uint8Array;
+}
+
 /**
- * The chunks' bytes, read with one range read per row group (pieces past MAX_READ_BYTES). The row
+ * The chunks' bytes — from `held` when it covers them, else read with one range read per row group (pieces past MAX_READ_BYTES). The row
  * group right after the leading magic is read from byte 0, so the magic is checked with no request
  * of its own (readFooter does not fetch it).
  */
-export async function readChunks(input: InputFile, spans: readonly ChunkSpan[]): Promise<Uint8Array[]> {
+export async function readChunks(input: InputFile, spans: readonly ChunkSpan[], held?: HeldBytes): Promise<Uint8Array[]> {
+  if (held && spans.length > 0) {
+    const from = Math.min(...spans.map((s) => s.start));
+    const to = Math.max(...spans.map((s) => s.end));
+    if (held.start <= from && to <= held.start + held.bytes.length) {
+      if (held.start === 0) checkLeadingMagic(input.path, held.bytes);
+      return spans.map((s) => held.bytes.subarray(s.start - held.start, s.end - held.start));
+    }
+  }
   const order = spans.map((_, k) => k).sort((a, b) => spans[a].start - spans[b].start);
   const out = new Array<Uint8Array>(spans.length);
   let k = 0;

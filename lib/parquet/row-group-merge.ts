@@ -1,32 +1,36 @@
 /**
  * Row-group merge: small row groups of existing Parquet files joined into larger row groups of
- * a new file at the page level — each output column chunk is its sources' pages, one after
- * another — with no decode of values and no encode (issue 11). What chunk-copy.ts does for row
- * groups big enough to keep, this does for the small ones streaming writers leave.
+ * a new file at the page level, with no value decoded into rows and none encoded from them
+ * (issue 11). What chunk-copy.ts does for row groups big enough to keep, this does for the small
+ * ones streaming writers leave. Per output column chunk, one of two ways:
  *
- * A column chunk holds at most one dictionary, so pages that index one are the only ones
- * rewritten. Per output column chunk:
- * - no source has a dictionary: every page is copied byte for byte;
- * - the sources' dictionaries together hold at most `dictionaryBytes` (plain-encoded): one
- *   merged dictionary page (each distinct value once, in first-seen order) leads the chunk,
- *   and each dictionary-indexed page gets its indices re-mapped (levels kept byte for byte);
- * - larger: the dictionary-indexed pages become PLAIN pages (each index replaced by its value),
- *   as a writer falls back when its dictionary grows too large.
- * Other pages (PLAIN fallback pages, or any other encoding) are copied as they are. Rewritten
- * pages are recompressed with their chunk's codec; a chunk with a dictionary is merged only
- * when that codec is one this module reads and writes (uncompressed, ZSTD with a native ZSTD,
- * GZIP). Column statistics are merged (null counts summed, the smallest minimum and largest
- * maximum kept as their sources wrote them, ordered by the column's Iceberg type); page
- * indexes, bloom filters, sorting columns and size statistics are dropped.
+ * - **Coalesced**, when its source pages are small (on average under a quarter of the page size)
+ *   and all plain or dictionary-indexed, in a codec this module recompresses (uncompressed, ZSTD
+ *   with a native ZSTD, GZIP): each source page is decompressed, its levels decoded as runs and
+ *   its values appended to the page being assembled, which is re-encoded (levels RLE, values as
+ *   they came) and recompressed once it reaches the page size or row limit. Small pages
+ *   compress poorly; coalesced ones compress as a writer's do.
+ * - **Copied**: every page byte for byte, except that pages indexing a dictionary are rewritten
+ *   when the sources' dictionaries differ (below).
+ *
+ * A column chunk holds at most one dictionary. When the sources' dictionaries together hold at
+ * most `dictionaryBytes` (plain-encoded), one merged dictionary page (each distinct value once,
+ * in first-seen order) leads the chunk and indices are re-mapped; larger, the indexed values are
+ * written PLAIN, as a writer falls back when its dictionary grows too large. A source chunk with
+ * a dictionary in another codec cannot be merged at all (mergeProblem). Column statistics are
+ * merged (null counts summed, the smallest minimum and largest maximum kept as their sources wrote
+ * them, ordered by the column's Iceberg type); page indexes, bloom filters, sorting columns and
+ * size statistics are dropped.
  *
  * The proof (DESIGN.md invariant 1) works per source row group, a "segment" of an output row
  * group: its digest is SHA-256 of its row count, the schema's signature and, per column, its
- * pages — a page copied byte for byte by its bytes, a page of a chunk that had a dictionary by
- * what it holds (its levels as written, and its values plain-encoded, whatever the dictionary
- * or encoding that holds them). The writer computes each segment's digest from the source as
- * read; the proof recomputes it from the output re-read from storage, walking each output
- * column chunk's pages in segment order by the page counts the writer recorded. A page lost,
- * added, moved between columns or segments, or altered changes a digest.
+ * pages — a page copied byte for byte by its bytes; a page of a copied chunk that had a
+ * dictionary by what it holds (its levels as written, its values plain-encoded); a coalesced
+ * column by its values plain-encoded, then its level runs, however pages cut them. The writer
+ * computes each segment's digest from the source as read; the proof recomputes it from the
+ * output re-read from storage, walking each output column chunk by the page or value counts the
+ * writer recorded. A page or value lost, added, moved between columns or segments, or altered
+ * changes a digest.
  */
 import { createHash, type Hash } from 'node:crypto';
 import * as zlib from 'node:zlib';
@@ -37,7 +41,7 @@ import { indexById } from '../iceberg/schema.js';
 import { isPrimitive, type PrimitiveType, type StructType } from '../iceberg/types.js';
 import {
   chunkSpans, damaged, DEFAULT_COPY_READ_BYTES, edit, fileTail, partBytes, readChunks, rereadChunks, schemaSignature,
-  type ChunkFault, type ChunkSpan, type CopyPart, type CopyReads, type CopySource, type CopyTemplate, type Digest,
+  type ChunkFault, type ChunkSpan, type CopyPart, type CopyReads, type CopySource, type CopyTemplate, type Digest, type HeldBytes,
 } from './chunk-copy.js';
 import { type ZstdCodec } from './compression-codec.js';
 import { Codec, decodeFooter, leafColumns, PARQUET_MAGIC_BYTES, PhysicalType, readFooter, schemaTree, splitOffsets, type ParquetFooter } from './footer.js';
@@ -499,6 +503,8 @@ export interface MergeOptions {
   readonly reads?: CopyReads;
   readonly stats?: ReadWindowStats;
   readonly fault?: ChunkFault;
+  /** Bytes of sources read already (their footer reads), by path: row groups they cover are not fetched again. */
+  readonly held?: ReadonlyMap<string, HeldBytes>;
 }
 
 interface SourceGroup {
@@ -1122,7 +1128,7 @@ export async function writeMergedFile(
     const fetch = (part: CopyPart): Promise<Uint8Array[]> => {
       let input = inputs.get(part.source.path);
       if (!input) inputs.set(part.source.path, (input = io.newInputFile(part.source.path)));
-      return readChunks(input, chunkSpans(typedFields(typedItems(typedField(part.source.typed, 4))[part.rowGroup])));
+      return readChunks(input, chunkSpans(typedFields(typedItems(typedField(part.source.typed, 4))[part.rowGroup])), options.held?.get(part.source.path));
     };
     const window: ReadWindowOptions = { ...options.reads, bytes: options.reads?.bytes ?? DEFAULT_COPY_READ_BYTES, ordered: true };
     let r = 0;

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadTable } from '../../lib/catalog/table.js';
 import { commitCompaction } from '../../lib/compaction/commit.js';
-import { COPY_MIN_ROW_GROUP_BYTES_PROPERTY, MERGE_MIN_ROW_GROUP_BYTES_PROPERTY } from '../../lib/compaction/chunk-copy.js';
+import { COPY_MIN_ROW_GROUP_BYTES_PROPERTY, MERGE_MIN_ROW_GROUP_BYTES_PROPERTY, READ_AHEAD_BYTES_PROPERTY } from '../../lib/compaction/chunk-copy.js';
 import type { DataFileJson, GroupResult } from '../../lib/compaction/messages.js';
 import { rewriteGroup } from '../../lib/compaction/rewriter.js';
 import { InvalidFileError, ValidationError } from '../../lib/errors.js';
@@ -18,6 +18,7 @@ import { readFooter } from '../../lib/parquet/footer.js';
 import { appendRows } from '../../lib/table/operations.js';
 import { checkMap, chunkCopyRow, chunkCopyTable, tableRows } from '../support/chunk-copy-table.js';
 import { planAll } from '../support/compaction.js';
+import { CountingIO } from '../support/counting-io.js';
 import { freshBucket, testS3Endpoint } from '../support/s3.js';
 import { listTree } from '../support/table-files.js';
 
@@ -138,5 +139,22 @@ describe('row-group merge on S3 (moto)', () => {
     expect(results.every((r) => r.outputs.length === 1 && isMerge(r.outputs[0]))).toBe(true);
     await commitCompaction(t, plan, results);
     expect(await tableRows(await loadTable(location, { s3Endpoint: testS3Endpoint() }))).toEqual(before);
+  });
+
+  it('fetches each small input once: its footer read holds its row groups', async () => {
+    const location = `s3://${await freshBucket()}/warehouse/merge-once`;
+    const s3 = fileIOFor(location, { s3Endpoint: testS3Endpoint() });
+    const t = await chunkCopyTable(s3, 4, 40, { location, properties: MERGE });
+    const plan = await planAll(s3, t.metadata);
+    const group = plan.groups[0];
+    const inputs = new Set(group.inputs.map((i) => i.file.filePath));
+    const counting = new CountingIO(s3, (p) => inputs.has(p));
+    const r = await rewriteGroup(counting, t.metadata, plan, group);
+    expect(r.outputs.every(isMerge)).toBe(true);
+    for (const path of inputs) expect(counting.readsOf(path)).toHaveLength(1);
+    // With no budget to keep them, each is read again when merged.
+    const again = new CountingIO(s3, (p) => inputs.has(p));
+    await rewriteGroup(again, withProperties(t.metadata, { [READ_AHEAD_BYTES_PROPERTY]: '1' }), plan, group);
+    for (const path of inputs) expect(again.readsOf(path)).toHaveLength(2);
   });
 });
