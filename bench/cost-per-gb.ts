@@ -80,6 +80,15 @@ async function buildTables(): Promise<void> {
   }
 }
 
+/**
+ * The path a child's rewrite took: copied or merged outputs read and write S3 alike ('copy'), else
+ * 'decode'. A child from before the merge (a BASE) does not say: all outputs copied is 'copy'.
+ */
+function pathOf(info: NonNullable<PhaseResult['info']>): RewritePath {
+  if (info.path === 'copy' || info.path === 'decode') return info.path;
+  return Number(info.copied) === Number(info.outputs) ? 'copy' : 'decode';
+}
+
 /** Child: one rewriteGroup of the table's one group on S3, its requests logged. */
 async function rewritePhase(location: string, endpoint: string): Promise<void> {
   const table = await loadTable(location, { s3Endpoint: endpoint });
@@ -236,8 +245,8 @@ function report(runs: Map<string, Run[]>, loadBefore: string, loadAfter: string,
     const mid = rs.find((x) => x.r.cpuS[0] === cpuS) ?? rs[0];
     const info = mid.r.info!;
     const trace = JSON.parse(String(info.trace)) as RequestTrace;
-    // The path the child took (a BASE before the merge decodes the small files); older children do not say.
-    const waitS = wait(trace, info.path === 'copy' || info.path === 'decode' ? info.path : w.path, cpuS);
+    const path = pathOf(info);
+    const waitS = wait(trace, path, cpuS);
     const bytesIn = Number(info.bytesIn);
     const filesIn = Number(info.filesIn);
     const filesPerGb = (filesIn * 1e9) / bytesIn;
@@ -266,7 +275,7 @@ function report(runs: Map<string, Run[]>, loadBefore: string, loadAfter: string,
     if (hashes.size !== 1) throw new Error(`${key}: the rounds disagree on the output rows`);
     // The base and this checkout must have written the same rows: the same proof hash when both took the
     // same path, else (one merged, one decoded: a merge's hash is of its pages, not its rows) the same count.
-    const now = { path: String(info.path ?? w.path), hash: String(info.hashOut), rows: String(info.rows) };
+    const now = { path, hash: String(info.hashOut), rows: String(info.rows) };
     const before = hashOf.get(w.name);
     if (before && (before.path === now.path ? before.hash !== now.hash : before.rows !== now.rows)) {
       throw new Error(`${key}: the base and this checkout disagree on the output rows`);

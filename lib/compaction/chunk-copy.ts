@@ -218,7 +218,9 @@ export class ChunkCopy {
       held.set(task.dataFile.filePath, { start: read.tailStart, bytes: read.tail });
       heldBytes += read.tail.length;
     }
-    return new ChunkCopy(io, metadata, plan, group, options, copyReads, template, sources, merges, tasks.filter((t) => !taken.has(t)), seeds, held);
+    // Only `held` keeps footer reads: the merges keep their footers (copied out of the reads).
+    const merged = merges.map(({ task, source }) => ({ task, source }));
+    return new ChunkCopy(io, metadata, plan, group, options, copyReads, template, sources, merged, tasks.filter((t) => !taken.has(t)), seeds, held);
   }
 
   /**
@@ -333,23 +335,27 @@ export class ChunkCopy {
     type File = { groups: CopyPart[][]; groupBytes: number };
     const buckets = new Map<string, { partition: DataFile['partition']; files: File[]; size: number }>();
     for (const { task, source } of this.merges) {
+      // A file without row groups has no rows to merge.
+      if (source.rowGroups.length === 0) continue;
       const partition = task.dataFile.partition;
       const key = `${partitionKey(spec.specId, partition)}\u0000${mergeKey(source)}`;
       let b = buckets.get(key);
       if (!b) buckets.set(key, (b = { partition, files: [{ groups: [[]], groupBytes: 0 }], size: 0 }));
       source.footer.rowGroups.forEach((meta, index) => {
         const bytes = source.rowGroups[index].bytes;
+        // Uncompressed bytes as the footer counts them; a writer that leaves them out, the compressed.
+        const uncompressed = meta.totalByteSize > 0 ? meta.totalByteSize : bytes;
         if (b.size > 0 && b.size + bytes > target) {
           b.files.push({ groups: [[]], groupBytes: 0 });
           b.size = 0;
         }
         const file = b.files[b.files.length - 1];
-        if (file.groupBytes > 0 && file.groupBytes + meta.totalByteSize > rowGroupBytes) {
+        if (file.groupBytes > 0 && file.groupBytes + uncompressed > rowGroupBytes) {
           file.groups.push([]);
           file.groupBytes = 0;
         }
         file.groups[file.groups.length - 1].push({ source, rowGroup: index });
-        file.groupBytes += meta.totalByteSize;
+        file.groupBytes += uncompressed;
         b.size += bytes;
       });
     }

@@ -301,7 +301,8 @@ function takeApart(chunk: Uint8Array, page: Page, leaf: Leaf, codec: PageCodec):
   const rest = payload.subarray(levelBytes);
   const values = compressed ? codec.decompressTransient(rest, page.uncompressedSize - levelBytes) : rest;
   return {
-    page, v2: true, levels: payload.subarray(0, levelBytes), values, encoding, numValues, nonNull: numValues - numNulls,
+    // From the levels when there are any: writers have disagreed on what num_nulls counts (empty lists).
+    page, v2: true, levels: payload.subarray(0, levelBytes), values, encoding, numValues, nonNull: def ? def.countOf(leaf.maxDef) : numValues - numNulls,
     described: `v2 ${numValues} ${numNulls} ${numRows} ${defBytes}`, rep, def,
   };
 }
@@ -723,7 +724,7 @@ class PageAssembly {
   rep = new Runs();
   def = new Runs();
   /** Plain values from LEVELS_RESERVE to `end`. */
-  buf = new Uint8Array(LEVELS_RESERVE + (1 << 20));
+  buf = new Uint8Array(LEVELS_RESERVE + (64 << 10));
   end = LEVELS_RESERVE;
   indices: Int32Array[] = [];
   numValues = 0;
@@ -899,7 +900,8 @@ function coalesceColumn(
   const data = groups.map((g, i) => (dictPages[i] ? g.pages[k].slice(1) : g.pages[k]));
   const allIndexed = data.every((ps, i) => decoded[i] !== undefined && ps.every((p) => isDictionaryEncoding(encodingOf(p))));
   const first = data.find((ps) => ps.length > 0)?.[0];
-  const v2 = first?.type === PageType.DATA_PAGE_V2;
+  // v2 pages must start at a row; v1 pages of repeated columns need not: v2 only when every source page is.
+  const v2 = data.every((ps) => ps.every((p) => p.type === PageType.DATA_PAGE_V2));
 
   // The merged dictionary, when every value is indexed and the union fits.
   let remaps: Int32Array[] | undefined;
@@ -949,6 +951,7 @@ function coalesceColumn(
       if (page.numValues > 0 && (page.bytes + size + p.numValues > options.pageBytes || page.rows + pageRows > options.pageRows)) flush();
       page.add(p, pageRows, values);
     }
+    if (leaf.maxRep === 0 && levels !== groups[i].rows) throw new RleError(`column ${k} holds ${levels} values in a row group of ${groups[i].rows} rows`);
     pieces.finish(k, levels);
     pageCounts[i][k] = levels;
     modes[i][k] = 'coalesced';
@@ -1177,8 +1180,16 @@ export interface RereadSegment {
 /** The digests of one output row group's segments, from its chunks' bytes as re-read. */
 function segmentDigests(
   leaves: readonly Leaf[], codecs: readonly (PageCodec | undefined)[], signature: string,
-  segments: readonly MergedSegment[], bytes: readonly Uint8Array[],
+  segments: readonly MergedSegment[], bytes: readonly Uint8Array[], rows: number,
 ): Digest[] {
+  // The rows the writer recorded must be the footer's, and a non-repeated column's values its rows.
+  const recorded = segments.reduce((n, s) => n + s.rows, 0);
+  if (recorded !== rows) throw new RleError(`the row group holds ${rows} rows, its segments ${recorded}`);
+  leaves.forEach((leaf, k) => {
+    for (const s of segments) {
+      if (s.modes[k] === 'coalesced' && leaf.maxRep === 0 && s.pages[k] !== s.rows) throw new RleError(`column ${k} holds ${s.pages[k]} values for ${s.rows} rows`);
+    }
+  });
   const hashes = segments.map((s) => segmentHash(s.rows, signature));
   leaves.forEach((leaf, k) => {
     const chunk = bytes[k];
@@ -1225,7 +1236,10 @@ export async function* mergedDigests(
   files: readonly { readonly path: string; readonly length: number; readonly rowGroups: readonly (readonly MergedSegment[])[] }[],
   options: Pick<MergeOptions, 'writeSchema' | 'zstd' | 'level' | 'reads' | 'stats'>,
 ): AsyncGenerator<RereadSegment> {
-  interface Group { input: InputFile; index: number; spans: ChunkSpan[]; bytes: number; leaves: Leaf[]; codecs: (PageCodec | undefined)[]; signature: string; segments: readonly MergedSegment[] }
+  interface Group {
+    input: InputFile; index: number; spans: ChunkSpan[]; bytes: number; rows: number;
+    leaves: Leaf[]; codecs: (PageCodec | undefined)[]; signature: string; segments: readonly MergedSegment[];
+  }
   const groups: Group[] = [];
   for (const f of files) {
     const input = io.newInputFile(f.path, f.length);
@@ -1238,7 +1252,7 @@ export async function* mergedDigests(
       const spans = chunkSpans(typedFields(rg));
       const codecs = spans.map((s) => pageCodec(typedNumber(typedField(s.meta, 4)), options.zstd, options.level));
       const bytes = spans.length === 0 ? 0 : Math.max(...spans.map((s) => s.end)) - Math.min(...spans.map((s) => s.start));
-      groups.push({ input, index, spans, bytes, leaves, codecs, signature, segments: f.rowGroups[index] });
+      groups.push({ input, index, spans, bytes, rows: typedNumber(typedField(typedFields(rg), 3)), leaves, codecs, signature, segments: f.rowGroups[index] });
     });
   }
   const reread = (g: Group): Promise<Uint8Array[]> => rereadChunks(g.input, g.index, g.spans);
@@ -1246,7 +1260,7 @@ export async function* mergedDigests(
   for await (const { item: g, value } of readWindow(groups, (x) => x.bytes, reread, window, options.stats)) {
     let digests: Digest[];
     try {
-      digests = segmentDigests(g.leaves, g.codecs, g.signature, g.segments, value);
+      digests = segmentDigests(g.leaves, g.codecs, g.signature, g.segments, value, g.rows);
     } catch (e) {
       throw fileFault(g.input.path, e, `row group ${g.index} re-read for the proof`);
     }
