@@ -110,7 +110,7 @@ export type RewritePath = 'decode' | 'copy';
  * queueSize, lib/io/read-window.ts; both windows within packice.rewrite.read-ahead-bytes, default
  * lib/parquet/chunk-copy.ts DEFAULT_COPY_READ_BYTES).
  */
-const FOOTER_READS = 8;
+const FOOTER_READS = 32;
 const PARTS_IN_FLIGHT = 4;
 const COPY_WINDOW = { bytes: 64 * 2 ** 20, reads: 16 };
 const READ_AHEAD = { bytes: 64 * 2 ** 20, files: 16 };

@@ -80,8 +80,12 @@ export const READ_AHEAD_BYTES_PROPERTY = 'packice.rewrite.read-ahead-bytes';
  * the row-group read (most of the file) to be waited for whole. Larger: its tail (the footer read).
  */
 export const READ_AHEAD_WHOLE_INPUT_BYTES = 8 * 1024 * 1024;
-/** Footers read at once. */
-const FOOTER_READS = 8;
+/**
+ * Footers read at once. A small input's footer read is all of it (what the merge then takes), so
+ * these are its reads ahead: 32 × 64 KiB in flight overlap S3's first-byte latency (the SDK's
+ * client keeps 50 sockets).
+ */
+const FOOTER_READS = 32;
 
 export interface ChunkCopyOptions {
   /** Spec the group's outputs are written in (rewriter.ts outputSpecId). */
