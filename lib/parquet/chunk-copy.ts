@@ -57,7 +57,8 @@ export function edit(fields: readonly TypedField[], put: readonly TypedField[], 
 
 /** A canonical text of a typed value, for signatures. */
 export function canonical(v: TypedValue): string {
-  if (v instanceof Uint8Array) return `b${Buffer.from(v).toString('hex')}`;
+  // A view, not a copy: a small copy would come from (and could pin) Buffer's shared pool.
+  if (v instanceof Uint8Array) return `b${Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('hex')}`;
   if (typeof v === 'bigint' || typeof v === 'number' || typeof v === 'boolean') return String(v);
   if (Array.isArray(v)) return `{${v.map((f) => `${f.id}:${canonical(f.value)}`).join(',')}}`;
   if (v.kind === 'list') return `[${v.items.map(canonical).join(',')}]`;

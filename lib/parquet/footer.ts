@@ -357,8 +357,9 @@ export async function readFooter(file: InputFile): Promise<FooterRead> {
   // not fetched. A file of another format fails the trailing magic above; no chunk is read from
   // bytes [0, 4) (checkColumnChunks), and the column-chunk copy checks them with its first read.
   if (realStart === 0) checkLeadingMagic(file.path, tail);
-  // A copy: the decoded footer's byte fields are views of it, and should not keep the whole tail alive.
-  const footerBytes = tail.slice(start - realStart, start - realStart + length);
+  // A copy (a Buffer's slice would be a view): the decoded footer's byte fields are views of it,
+  // and should not keep the whole tail alive.
+  const footerBytes = new Uint8Array(tail.subarray(start - realStart, start - realStart + length));
   const { footer, typed } = decodeTypedOrThrow(file.path, footerBytes);
   checkColumnChunks(file.path, footer, start);
   return { footer, fileLength, tail, tailStart: realStart, footerBytes, typed };

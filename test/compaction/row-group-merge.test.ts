@@ -7,13 +7,14 @@
 import { describe, expect, it } from 'vitest';
 import { loadTable } from '../../lib/catalog/table.js';
 import { commitCompaction } from '../../lib/compaction/commit.js';
-import { COPY_MIN_ROW_GROUP_BYTES_PROPERTY, MERGE_MIN_ROW_GROUP_BYTES_PROPERTY, READ_AHEAD_BYTES_PROPERTY } from '../../lib/compaction/chunk-copy.js';
+import { ChunkCopy, COPY_MIN_ROW_GROUP_BYTES_PROPERTY, MERGE_MIN_ROW_GROUP_BYTES_PROPERTY, READ_AHEAD_BYTES_PROPERTY } from '../../lib/compaction/chunk-copy.js';
 import type { DataFileJson, GroupResult } from '../../lib/compaction/messages.js';
 import { rewriteGroup } from '../../lib/compaction/rewriter.js';
 import { InvalidFileError, ValidationError } from '../../lib/errors.js';
 import { fileIOFor } from '../../lib/io/index.js';
 import { LocalFileIO } from '../../lib/io/local.js';
-import type { TableMetadata } from '../../lib/iceberg/table-metadata.js';
+import { currentSchema, type TableMetadata } from '../../lib/iceberg/table-metadata.js';
+import { planFiles } from '../../lib/iceberg/scan-planning.js';
 import { readFooter } from '../../lib/parquet/footer.js';
 import { appendRows } from '../../lib/table/operations.js';
 import { checkMap, chunkCopyRow, chunkCopyTable, tableRows } from '../support/chunk-copy-table.js';
@@ -111,6 +112,20 @@ describe('row-group merge: a group of small inputs without deletes', () => {
     for (const g of plan.groups) if (g.id !== group.id) results.push(await rewriteGroup(io, all, plan, g));
     await commitCompaction(t, plan, results);
     expect(await tableRows(await loadTable(t.location))).toEqual(before);
+  });
+});
+
+describe('row-group merge: how many inputs', () => {
+  it('decodes a partition with more small inputs than the cap (their footers would be held until the merge writes)', async () => {
+    const t = await chunkCopyTable(io, 5, 40, { properties: MERGE });
+    const plan = await planAll(io, t.metadata);
+    const group = plan.groups.find((g) => g.inputs.length === 5)!;
+    const paths = new Set(group.inputs.map((i) => i.file.filePath));
+    const tasks = (await planFiles(io, t.metadata)).tasks.filter((task) => paths.has(task.dataFile.filePath));
+    for (const [cap, merged] of [[5, 5], [4, 0]] as const) {
+      const copy = await ChunkCopy.plan(io, t.metadata, plan, group, tasks, { specId: t.metadata.defaultSpecId, writeSchema: currentSchema(t.metadata), maxMergeInputs: cap });
+      expect([copy.mergedInputs, copy.decode.length]).toEqual([merged, 5 - merged]);
+    }
   });
 });
 
