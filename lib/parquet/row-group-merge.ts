@@ -559,12 +559,12 @@ function mergeColumn(
   if (anyDict && !codec) throw new RleError('no codec to rewrite dictionary pages');
 
   // The sources' dictionaries, and whether their union fits: merged, or the indexed pages go PLAIN.
-  const decoded: (PlainValues | undefined)[] = dicts.map((d, i) => {
+  const decoded: (PlainValues | undefined)[] = dicts.map((d, i) => inSource(groups[i], k, () => {
     if (!d) return undefined;
     const h = headerStruct(d, PAGE.DICTIONARY);
     const payload = groups[i].bytes[k].subarray(d.payloadStart, d.end);
     return plainValues(codec!.decompress(payload, d.uncompressedSize), typedNumber(typedField(h, 1)), leaf);
-  });
+  }));
   const union = anyDict ? dictionaryUnion(decoded, options.dictionaryBytes) : undefined;
   const remaps = union?.remaps ?? [];
   const merged = union?.values;
@@ -580,7 +580,7 @@ function mergeColumn(
   }
   const newWidth = bitWidth(mergedCount - 1);
 
-  groups.forEach((g, i) => {
+  groups.forEach((g, i) => inSource(g, k, () => {
     const chunk = g.bytes[k];
     const dict = decoded[i];
     const data = dict ? g.pages[k].slice(1) : g.pages[k];
@@ -628,7 +628,7 @@ function mergeColumn(
       add(out, out[0].length + p.levels.length + values.length);
       count(page.type, encoding);
     }
-  });
+  }));
 
   const metas = groups.map((g) => g.spans[k].meta);
   const encodings = new Set<number>();
@@ -894,9 +894,9 @@ function coalesceColumn(
     stats.set(key, (stats.get(key) ?? 0) + 1);
   };
   const dictPages = groups.map((g) => (g.pages[k][0]?.type === PageType.DICTIONARY_PAGE ? g.pages[k][0] : undefined));
-  const decoded = dictPages.map((d, i) =>
+  const decoded = dictPages.map((d, i) => inSource(groups[i], k, () =>
     d && plainValues(codec.decompress(groups[i].bytes[k].subarray(d.payloadStart, d.end), d.uncompressedSize), typedNumber(typedField(headerStruct(d, PAGE.DICTIONARY), 1)), leaf),
-  );
+  ));
   const data = groups.map((g, i) => (dictPages[i] ? g.pages[k].slice(1) : g.pages[k]));
   const allIndexed = data.every((ps, i) => decoded[i] !== undefined && ps.every((p) => isDictionaryEncoding(encodingOf(p))));
   const first = data.find((ps) => ps.length > 0)?.[0];
@@ -928,7 +928,7 @@ function coalesceColumn(
     page.reset();
   };
   let indexed = false;
-  data.forEach((ps, i) => {
+  data.forEach((ps, i) => inSource(groups[i], k, () => {
     const pieces = new SegmentPieces(hashes[i]);
     let levels = 0;
     for (const source of ps) {
@@ -955,7 +955,7 @@ function coalesceColumn(
     pieces.finish(k, levels);
     pageCounts[i][k] = levels;
     modes[i][k] = 'coalesced';
-  });
+  }));
   flush();
 
   const metas = groups.map((g) => g.spans[k].meta);
@@ -1026,6 +1026,16 @@ function rehashCoalesced(
     if (vat !== values.length) throw new RleError(`a page of column ${k} holds ${values.length - vat} bytes past its values`);
   }
   if (i < segments.length) throw new RleError(`column ${k} holds fewer values than its segments`);
+}
+
+/** Runs `fn` on source row group `g`'s column `k`: what fails there is named after its file and row group. */
+function inSource<T>(g: SourceGroup, k: number, fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof PackiceError) throw e;
+    throw fileFault(g.part.source.path, e, `row group ${g.part.rowGroup}, column ${k}`);
+  }
 }
 
 function segmentHash(rows: number, signature: string): Hash {

@@ -7,9 +7,10 @@
  * digests taken from the sources, and must not once the output is damaged.
  */
 import { execFileSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { InvalidFileError } from '../../lib/errors.js';
 import type { StructType } from '../../lib/iceberg/types.js';
 import { LocalFileIO } from '../../lib/io/local.js';
 import { openCopySource, type CopyPart, type CopySource, type CopyTemplate } from '../../lib/parquet/chunk-copy.js';
@@ -118,6 +119,22 @@ describe('row-group merge of pyarrow-written files', () => {
   it('leaves a dictionary in a codec it cannot rewrite to the decode path (SNAPPY)', async () => {
     const [path] = variant('v1-snappy-dict', 1, 200);
     expect(mergeProblem(await openCopySource(io, path), zstd)).toMatch(/dictionary and codec 1/);
+  });
+
+  it('names the source a damaged page is in, not the first of its output row group', async () => {
+    const paths = variant('v1-zstd-dict', 3, 600);
+    const { footer } = await readFooter(io.newInputFile(paths[1]));
+    const chunk = footer.rowGroups[0].columns[1];
+    const at = (chunk.dictionaryPageOffset ?? chunk.dataPageOffset) + Math.floor(chunk.totalCompressedSize / 2);
+    const bytes = readFileSync(paths[1]);
+    for (let i = at; i < at + 8; i++) bytes[i] ^= 0x5a;
+    writeFileSync(paths[1], bytes);
+    for (const options of [{}, { pageBytes: 0 }]) {
+      const err = await merge(paths, options).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(InvalidFileError);
+      expect((err as InvalidFileError).path).toBe(paths[1]);
+      expect((err as Error).message).toMatch(/row group 0, column 1: /);
+    }
   });
 
   for (const mode of ['coalesced', 'pages kept'] as const) {
