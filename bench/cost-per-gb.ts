@@ -59,14 +59,13 @@ const RUNS_FILE = join(CACHE, 'cost-per-gb-runs.json');
 interface Workload {
   readonly name: 'small' | 'copy' | 'deletes';
   readonly label: string;
-  readonly path: RewritePath;
   readonly local: string;
 }
 
 const WORKLOADS: readonly Workload[] = [
-  { name: 'small', label: '34 KB files (row-group merge)', path: 'copy', local: join(CACHE, 'small-300') },
-  { name: 'copy', label: '3.9 MB files, no deletes (column-chunk copy)', path: 'copy', local: join(CACHE, 'cc-40x4mb') },
-  { name: 'deletes', label: '3.9 MB files with deletes (decode)', path: 'decode', local: join(CACHE, 'cc-40x4mb-del') },
+  { name: 'small', label: '34 KB files (row-group merge)', local: join(CACHE, 'small-300') },
+  { name: 'copy', label: '3.9 MB files, no deletes (column-chunk copy)', local: join(CACHE, 'cc-40x4mb') },
+  { name: 'deletes', label: '3.9 MB files with deletes (decode)', local: join(CACHE, 'cc-40x4mb-del') },
 ];
 
 async function buildTables(): Promise<void> {

@@ -594,8 +594,7 @@ function mergeColumn(
         const bytes = chunk.subarray(page.start, page.end);
         h.update(bytes);
         add([bytes], headerOf(page) + page.uncompressedSize);
-        const inner = headerStruct(page, page.type === PageType.DATA_PAGE ? PAGE.V1 : PAGE.V2);
-        const encoding = typedNumber(typedField(inner, page.type === PageType.DATA_PAGE ? 2 : 4));
+        const encoding = encodingOf(page);
         // Copied as it is, it would index the merged dictionary.
         if (isDictionaryEncoding(encoding)) throw new RleError('a dictionary-indexed page in a chunk without a dictionary page');
         count(page.type, encoding);
@@ -704,10 +703,8 @@ function coalescable(leaf: Leaf, groups: readonly SourceGroup[], k: number, code
     const all = g.pages[k];
     const dict = all[0]?.type === PageType.DICTIONARY_PAGE;
     for (const page of dict ? all.slice(1) : all) {
-      let encoding: number;
-      if (page.type === PageType.DATA_PAGE) encoding = typedNumber(typedField(headerStruct(page, PAGE.V1), 2));
-      else if (page.type === PageType.DATA_PAGE_V2) encoding = typedNumber(typedField(headerStruct(page, PAGE.V2), 4));
-      else return false;
+      if (page.type !== PageType.DATA_PAGE && page.type !== PageType.DATA_PAGE_V2) return false;
+      const encoding = encodingOf(page);
       if (!(encoding === Encoding.PLAIN || (dict && isDictionaryEncoding(encoding)))) return false;
       pages++;
       bytes += page.uncompressedSize;
@@ -1068,8 +1065,8 @@ export async function writeMergedFile(
   if (parts.length === 0) throw new InvalidFileError('a merged file needs at least one row group', { path });
   const first = parts[0].source;
   const key = mergeKey(first);
-  const other = parts.find((p) => mergeKey(p.source) !== key);
-  if (other) throw new InvalidFileError(`${other.source.path} was written by another writer or codec than ${first.path}`, { path });
+  const other = [...new Set(parts.map((p) => p.source))].find((source) => mergeKey(source) !== key);
+  if (other) throw new InvalidFileError(`${other.path} was written by another writer or codec than ${first.path}`, { path });
   const leaves = leavesOf(first.footer, options.writeSchema);
   const codecs = chunkFacts(first).codecs.map((c) => pageCodec(c, options.zstd, options.level));
   const inputs = new Map<string, InputFile>();
