@@ -2,6 +2,9 @@
 
   python parquet_variants.py write <dir> <variant> <files> <rows>   # writes <dir>/<variant>-<i>.parquet
   python parquet_variants.py compare <merged> <source>...          # prints {"equal": bool, "rows": n}
+  python parquet_variants.py compare-deleted <merged> <deleted.json> <source>...
+      # the same, each source less the rows at its positions in deleted.json (one list per source)
+  python parquet_variants.py check-stats <merged>                  # prints the chunk statistics that are not the data's
 
 pyarrow writes every column with a dictionary until it passes its size limit; the variants differ in
 data page version, codec, dictionary use and row-group size. Columns carry Iceberg field ids.
@@ -20,6 +23,8 @@ VARIANTS = {
     "v2-none-plain": ("2.0", "none", False, None),
     "v1-zstd-small-groups": ("1.0", "zstd", True, 300),
 }
+# The same layouts without the boolean and list columns: what deleted rows can be dropped from page by page.
+FLAT = ("flag", "tags")
 
 
 def field(name, type_, fid, nullable=True):
@@ -55,9 +60,12 @@ def rows(start, n):
 
 
 def write(directory, variant, files, n):
-    version, compression, dictionary, group = VARIANTS[variant]
+    flat = variant.startswith("flat-")
+    version, compression, dictionary, group = VARIANTS[variant[5:] if flat else variant]
     for f in range(files):
         t = rows(f * n, n)
+        if flat:
+            t = t.drop_columns(list(FLAT))
         pq.write_table(
             t, f"{directory}/{variant}-{f}.parquet", data_page_version=version, compression=compression,
             use_dictionary=dictionary, row_group_size=group, write_statistics=True,
@@ -72,10 +80,60 @@ def compare(merged, sources):
     print(json.dumps({"equal": got.equals(want), "rows": got.num_rows, "want": want.num_rows}))
 
 
+def compare_deleted(merged, deleted_json, sources):
+    import pyarrow.compute as pc
+    with open(deleted_json) as f:
+        deleted = json.load(f)
+    parts = []
+    for s, gone in zip(sources, deleted):
+        t = pq.read_table(s)
+        keep = [True] * t.num_rows
+        for p in gone:
+            keep[p] = False
+        parts.append(t.filter(pa.array(keep)))
+    want = pa.concat_tables(parts)
+    got = pq.read_table(merged)
+    print(json.dumps({"equal": got.equals(want), "rows": got.num_rows, "want": want.num_rows}))
+
+
+def check_stats(merged):
+    """Null counts and min/max of each chunk against its data (NaN in no bound; -0.0 and 0.0 equal)."""
+    import math
+    f = pq.ParquetFile(merged)
+    bad = []
+    for r in range(f.metadata.num_row_groups):
+        t = f.read_row_group(r)
+        rg = f.metadata.row_group(r)
+        for c in range(rg.num_columns):
+            meta = rg.column(c)
+            st = meta.statistics
+            if st is None:
+                continue
+            path = meta.path_in_schema.split(".")
+            col = t.column(path[0])
+            values = col.to_pylist()
+            for name in path[1:]:
+                values = [None if v is None else v.get(name) for v in values]
+            nulls = sum(1 for v in values if v is None)
+            if st.has_null_count and st.null_count != nulls:
+                bad.append(f"row group {r} {meta.path_in_schema}: null count {st.null_count}, data {nulls}")
+            live = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+            if st.has_min_max:
+                if not live:
+                    bad.append(f"row group {r} {meta.path_in_schema}: bounds without values")
+                elif st.min != min(live) or st.max != max(live):
+                    bad.append(f"row group {r} {meta.path_in_schema}: bounds {st.min!r}..{st.max!r}, data {min(live)!r}..{max(live)!r}")
+    print(json.dumps(bad))
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "write":
         write(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
     elif sys.argv[1] == "compare":
         compare(sys.argv[2], sys.argv[3:])
+    elif sys.argv[1] == "compare-deleted":
+        compare_deleted(sys.argv[2], sys.argv[3], sys.argv[4:])
+    elif sys.argv[1] == "check-stats":
+        check_stats(sys.argv[2])
     else:
         raise SystemExit(f"unknown command {sys.argv[1]}")

@@ -40,7 +40,10 @@ import {
 } from '../parquet/chunk-copy.js';
 import { metricsFromStatistics } from '../parquet/statistics-metrics.js';
 import { DEFAULT_ZSTD_LEVEL, zstdCodec } from '../parquet/compression-codec.js';
-import { mergeKey, mergeProblem, writeMergedFile, mergedDigests, type MergedFile, type MergeOptions } from '../parquet/row-group-merge.js';
+import {
+  deleteProblem, mergeKey, mergeProblem, writeMergedFile, mergedDigests, type MergedFile, type MergeOptions, type MergePart,
+} from '../parquet/row-group-merge.js';
+import { DeleteFileCache, DeleteFilter } from '../table/delete-filter.js';
 import { toDataFile } from '../table/data-writer.js';
 import type { RowSetChecksum } from './checksum.js';
 import { safeName, type CompactionMapBuilder } from './compaction-map.js';
@@ -63,6 +66,12 @@ export const DEFAULT_MERGE_MIN_ROW_GROUP_BYTES = 0;
  * 1.5 GiB a group may use. BENCHMARKS.md "Row-group merge".
  */
 export const MAX_MERGE_INPUTS = 8192;
+/**
+ * Table property: whether inputs with position deletes or a deletion vector (none with equality
+ * deletes) are merged with their deleted rows dropped from the pages (lib/parquet/row-group-merge.ts)
+ * rather than decoded; default true.
+ */
+export const MERGE_DELETES_PROPERTY = 'packice.rewrite.merge-deletes';
 /** Iceberg's write.parquet.row-group-size-bytes default: merged row groups grow to this many uncompressed bytes. */
 const DEFAULT_ROW_GROUP_BYTES = 128 * 1024 * 1024;
 /** Iceberg's write.parquet.page-size-bytes and write.parquet.page-row-limit defaults: what coalesced pages grow to. */
@@ -105,12 +114,40 @@ export interface ChunkCopyOptions {
   readonly reads?: CopyReads;
   /** Most small inputs of one partition merged (default MAX_MERGE_INPUTS; tests). */
   readonly maxMergeInputs?: number;
+  /** Parsed delete files shared with the decode path: a partition's delete file is read once a group. */
+  readonly deleteCache?: DeleteFileCache;
 }
 
-/** Why a task's file is not copied (undefined: it may be, once its footer agrees). */
-function taskProblem(metadata: TableMetadata, task: FileScanTask, specId: number, floor: number): string | undefined {
-  const d = task.deletes;
-  if (d.deletionVector || d.positionDeletes.length > 0 || d.equalityDeletes.length > 0) return 'deletes apply to it';
+/** A merged input: its footer and, per row group, the rows deleted from it (positions in the row group). */
+interface MergeInput {
+  readonly task: FileScanTask;
+  readonly source: CopySource;
+  readonly deleted?: readonly (Int32Array | undefined)[];
+}
+
+/** Deleted file positions split by row group, relative to each; positions past the file's rows delete nothing. */
+function byRowGroup(source: CopySource, positions: Float64Array): (Int32Array | undefined)[] {
+  let at = 0;
+  return source.rowGroups.map((rg) => {
+    while (at < positions.length && positions[at] < rg.firstRow) at++;
+    const start = at;
+    while (at < positions.length && positions[at] < rg.firstRow + rg.numRows) at++;
+    if (at === start) return undefined;
+    const out = new Int32Array(at - start);
+    for (let i = start; i < at; i++) out[i - start] = positions[i] - rg.firstRow;
+    return out;
+  });
+}
+
+/** Whether position deletes or a deletion vector apply to a task's file. */
+function hasPositionDeletes(task: FileScanTask): boolean {
+  return task.deletes.deletionVector !== undefined || task.deletes.positionDeletes.length > 0;
+}
+
+/** Why a task's file is neither copied nor merged (undefined: it may be, once its footer agrees). */
+function taskProblem(metadata: TableMetadata, task: FileScanTask, specId: number, floor: number, mergeDeletes: boolean): string | undefined {
+  if (task.deletes.equalityDeletes.length > 0) return 'equality deletes apply to it';
+  if (!mergeDeletes && hasPositionDeletes(task)) return 'deletes apply to it';
   const f = task.dataFile;
   if (f.fileFormat.toUpperCase() !== 'PARQUET') return `it is ${f.fileFormat}`;
   if (specId !== metadata.defaultSpecId || f.specId !== specId) return 'it is not in the default spec';
@@ -172,7 +209,7 @@ export class ChunkCopy {
     /** Copied inputs with their footers, in group order. */
     private readonly sources: ReadonlyArray<{ readonly task: FileScanTask; readonly source: CopySource }>,
     /** Inputs whose row groups are merged at the page level, in group order. */
-    private readonly merges: ReadonlyArray<{ readonly task: FileScanTask; readonly source: CopySource }>,
+    private readonly merges: readonly MergeInput[],
     /** Inputs left to the decode path, in group order. */
     readonly decode: readonly FileScanTask[],
     /** The footer reads of candidates left to the decode path, by path. */
@@ -195,7 +232,8 @@ export class ChunkCopy {
     const template = copyTemplate(options.writeSchema);
     const lineage = metadata.formatVersion >= 3;
     const zstd = zstdCodec();
-    let candidates = (plan.policy.strategy ?? 'binpack') !== 'binpack' ? [] : tasks.filter((t) => taskProblem(metadata, t, options.specId, mergeFloor) === undefined);
+    const mergeDeletes = (metadata.properties[MERGE_DELETES_PROPERTY] ?? 'true').trim().toLowerCase() !== 'false';
+    let candidates = (plan.policy.strategy ?? 'binpack') !== 'binpack' ? [] : tasks.filter((t) => taskProblem(metadata, t, options.specId, mergeFloor, mergeDeletes) === undefined);
     // Every merged input's footer is held until the merge writes: a partition with more small
     // inputs than the cap is decoded (streamed) instead, as before the merge.
     const cap = options.maxMergeInputs ?? MAX_MERGE_INPUTS;
@@ -214,8 +252,12 @@ export class ChunkCopy {
     candidates.forEach((task, i) => {
       const read = reads[i];
       const source = copySource(task.dataFile.filePath, read);
-      if (footerProblem(source, template, task, floor, lineage) === undefined) sources.push({ task, source });
-      else if (footerProblem(source, template, task, mergeFloor, lineage) === undefined && mergeProblem(source, zstd) === undefined) merges.push({ task, source, read });
+      const deletes = hasPositionDeletes(task);
+      if (!deletes && footerProblem(source, template, task, floor, lineage) === undefined) sources.push({ task, source });
+      else if (
+        footerProblem(source, template, task, mergeFloor, lineage) === undefined && mergeProblem(source, zstd) === undefined &&
+        (!deletes || deleteProblem(source, zstd) === undefined)
+      ) merges.push({ task, source, read });
       else seed(task, read);
     });
     // A partition with inputs to decode is decoded whole: merged apart, its small files would
@@ -241,7 +283,12 @@ export class ChunkCopy {
       heldBytes += read.tail.length;
     }
     // Only `held` keeps footer reads: the merges keep their footers (copied out of the reads).
-    const merged = merges.map(({ task, source }) => ({ task, source }));
+    const cache = options.deleteCache ?? new DeleteFileCache();
+    const merged = await mapLimit(merges, FOOTER_READS, async ({ task, source }): Promise<MergeInput> => {
+      if (!hasPositionDeletes(task)) return { task, source };
+      const filter = await DeleteFilter.load(io, task.dataFile.filePath, { ...task.deletes, equalityDeletes: [] }, metadata.schemas, cache);
+      return { task, source, deleted: byRowGroup(source, filter.deletedPositions()) };
+    });
     return new ChunkCopy(io, metadata, plan, group, options, copyReads, template, sources, merged, tasks.filter((t) => !taken.has(t)), seeds, held);
   }
 
@@ -354,9 +401,9 @@ export class ChunkCopy {
     const spec = specById(this.metadata, this.options.specId);
     const target = this.plan.policy.targetFileSizeBytes;
     const rowGroupBytes = intProperty(this.metadata, 'write.parquet.row-group-size-bytes', DEFAULT_ROW_GROUP_BYTES);
-    type File = { groups: CopyPart[][]; groupBytes: number };
+    type File = { groups: MergePart[][]; groupBytes: number };
     const buckets = new Map<string, { partition: DataFile['partition']; files: File[]; size: number }>();
-    for (const { task, source } of this.merges) {
+    for (const { task, source, deleted } of this.merges) {
       // A file without row groups has no rows to merge.
       if (source.rowGroups.length === 0) continue;
       const partition = task.dataFile.partition;
@@ -364,9 +411,14 @@ export class ChunkCopy {
       let b = buckets.get(key);
       if (!b) buckets.set(key, (b = { partition, files: [{ groups: [[]], groupBytes: 0 }], size: 0 }));
       source.footer.rowGroups.forEach((meta, index) => {
-        const bytes = source.rowGroups[index].bytes;
+        const rows = source.rowGroups[index].numRows;
+        const dropped = deleted?.[index];
+        // A row group whose rows are all deleted leaves nothing to merge.
+        if (dropped && dropped.length >= rows) return;
+        const live = dropped ? (rows - dropped.length) / rows : 1;
+        const bytes = source.rowGroups[index].bytes * live;
         // Uncompressed bytes as the footer counts them; a writer that leaves them out, the compressed.
-        const uncompressed = meta.totalByteSize > 0 ? meta.totalByteSize : bytes;
+        const uncompressed = (meta.totalByteSize > 0 ? meta.totalByteSize : source.rowGroups[index].bytes) * live;
         if (b.size > 0 && b.size + bytes > target) {
           b.files.push({ groups: [[]], groupBytes: 0 });
           b.size = 0;
@@ -376,7 +428,7 @@ export class ChunkCopy {
           file.groups.push([]);
           file.groupBytes = 0;
         }
-        file.groups[file.groups.length - 1].push({ source, rowGroup: index });
+        file.groups[file.groups.length - 1].push({ source, rowGroup: index, ...(dropped ? { deleted: dropped } : {}) });
         file.groupBytes += uncompressed;
         b.size += bytes;
       });
@@ -390,6 +442,7 @@ export class ChunkCopy {
     for (const { partition, files } of buckets.values()) {
       const folder = partitionFolder(spec, partition, schema);
       for (const { groups } of files) {
+        if (groups.every((g) => g.length === 0)) continue;
         const name = `${safeName(this.group.id)}-merge-${String(this.started.length).padStart(5, '0')}-${this.uuid}.parquet`;
         const path = locations.newDataLocation(name, folder);
         this.started.push(path);
@@ -398,8 +451,15 @@ export class ChunkCopy {
         this.merged.push(merged);
         for (const segment of merged.rowGroups.flat()) {
           checkIn.addDigest(segment.digest[0], segment.digest[1], segment.rows);
-          const from = segment.part.source.rowGroups[segment.part.rowGroup].firstRow;
-          map?.addRun(segment.part.source.path, from, path, segment.firstRow, segment.rows);
+          const { firstRow, numRows } = segment.part.source.rowGroups[segment.part.rowGroup];
+          // One run per stretch of live rows.
+          let at = 0;
+          let to = segment.firstRow;
+          for (const d of [...(segment.part.deleted ?? []), numRows]) {
+            if (d > at) map?.addRun(segment.part.source.path, firstRow + at, path, to, d - at);
+            to += Math.max(0, d - at);
+            at = d + 1;
+          }
         }
         const metrics = metricsFromStatistics(merged.footer, merged.footerBytes, this.options.writeSchema, config);
         out.push(

@@ -131,7 +131,9 @@ export async function rewriteGroup(
     const deleteCache = new DeleteFileCache();
     let dropPending = faults.dropRow === true;
     // Inputs that need no decoding have their row groups copied as they are.
-    copy = await ChunkCopy.plan(io, metadata, plan, group, tasks, { specId, writeSchema, ...(faults.corruptCopiedChunk ? { fault: faults.corruptCopiedChunk } : {}) });
+    copy = await ChunkCopy.plan(io, metadata, plan, group, tasks, {
+      specId, writeSchema, deleteCache, ...(faults.corruptCopiedChunk ? { fault: faults.corruptCopiedChunk } : {}),
+    });
     const copied = await copy.write(out.map, checkIn);
     let firstReads: Map<string, { start: number; end: number }> | undefined;
     if (options.readAhead !== false) {

@@ -156,6 +156,28 @@ export function mergeProblem(source: CopySource, zstd: ZstdCodec | undefined): s
   return undefined;
 }
 
+/**
+ * Why rows deleted from `source` cannot be dropped from its pages (mergeProblem must have passed;
+ * undefined: they can). Rows are dropped from coalesced pages of non-repeated columns, whose
+ * values are plain or dictionary-indexed (not bit-packed booleans), in a codec this merge writes.
+ */
+export function deleteProblem(source: CopySource, zstd: ZstdCodec | undefined): string | undefined {
+  if (source.footer.schema.some((e, i) => i > 0 && e.repetition === 'repeated')) return 'it has a repeated column';
+  const allowed = new Set<number>([Encoding.PLAIN, Encoding.PLAIN_DICTIONARY, Encoding.RLE, Encoding.BIT_PACKED, Encoding.RLE_DICTIONARY]);
+  for (const rg of typedItems(typedField(source.typed, 4))) {
+    for (const [k, cc] of typedItems(typedField(typedFields(rg), 1)).entries()) {
+      const meta = typedFields(typedField(typedFields(cc), 3));
+      const physical = typedNumber(typedField(meta, 1));
+      if (physical === PhysicalType.BOOLEAN) return `column ${k} is boolean (bit-packed values)`;
+      const codec = typedNumber(typedField(meta, 4));
+      if (!pageCodec(codec, zstd, 1)) return `column ${k} has codec ${codec}, which this merge does not recompress`;
+      const other = (typedItems(typedField(meta, 2)) as number[]).find((e) => !allowed.has(e));
+      if (other !== undefined) return `column ${k} has values in encoding ${other}`;
+    }
+  }
+  return undefined;
+}
+
 /** Sources merged into one file share this: their writer fields (CopySource.key) and each column's codec. */
 export function mergeKey(source: CopySource): string {
   return `${source.key}|${chunkFacts(source).codecs.join(',')}`;
@@ -187,20 +209,24 @@ interface PlainValues {
   readonly prefix: number;
 }
 
-function plainValues(bytes: Uint8Array, count: number, leaf: Leaf): PlainValues {
+/** Where each of `count` length-prefixed (BYTE_ARRAY) plain values starts in `bytes`, and where the last ends. */
+function byteArrayOffsets(bytes: Uint8Array, count: number): Int32Array {
   const offsets = new Int32Array(count + 1);
-  if (leaf.physical === PhysicalType.BYTE_ARRAY) {
-    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    let at = 0;
-    for (let i = 0; i < count; i++) {
-      offsets[i] = at;
-      if (at + 4 > bytes.length) throw new RleError(`dictionary value ${i} of ${count} is cut short`);
-      at += 4 + view.getUint32(at, true);
-    }
-    if (at > bytes.length) throw new RleError('the dictionary is cut short');
-    offsets[count] = at;
-    return { bytes, offsets, prefix: 4 };
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let at = 0;
+  for (let i = 0; i < count; i++) {
+    offsets[i] = at;
+    if (at + 4 > bytes.length) throw new RleError(`plain value ${i} of ${count} is cut short`);
+    at += 4 + view.getUint32(at, true);
   }
+  if (at > bytes.length) throw new RleError('plain values pass their end');
+  offsets[count] = at;
+  return offsets;
+}
+
+function plainValues(bytes: Uint8Array, count: number, leaf: Leaf): PlainValues {
+  if (leaf.physical === PhysicalType.BYTE_ARRAY) return { bytes, offsets: byteArrayOffsets(bytes, count), prefix: 4 };
+  const offsets = new Int32Array(count + 1);
   const width = { [PhysicalType.INT32]: 4, [PhysicalType.FLOAT]: 4, [PhysicalType.INT64]: 8, [PhysicalType.DOUBLE]: 8, [PhysicalType.INT96]: 12 }[leaf.physical]
     ?? (leaf.physical === PhysicalType.FIXED_LEN_BYTE_ARRAY ? leaf.typeLength : 0);
   if (width <= 0) throw new RleError(`physical type ${leaf.physical} has no dictionary`);
@@ -219,7 +245,8 @@ function gather(dict: PlainValues, indices: Int32Array, n: number): Uint8Array {
   for (let i = 0; i < n; i++) {
     const s = offsets[indices[i]];
     const e = offsets[indices[i] + 1];
-    if (e - s <= 8) for (let j = s; j < e; j++) out[at++] = bytes[j];
+    // A subarray per value costs more than copying short values byte by byte.
+    if (e - s <= 64) for (let j = s; j < e; j++) out[at++] = bytes[j];
     else {
       out.set(bytes.subarray(s, e), at);
       at += e - s;
@@ -228,11 +255,64 @@ function gather(dict: PlainValues, indices: Int32Array, n: number): Uint8Array {
   return out;
 }
 
+/** A page's levels as runs and its value counts: all of a page, or what is left of it once rows are dropped. */
+interface Levels {
+  readonly rep: Runs | undefined;
+  readonly def: Runs | undefined;
+  readonly numValues: number;
+  readonly nonNull: number;
+}
+
+/**
+ * Per dictionary entry, 64 bits of a hash of its plain bytes (two 32-bit lanes, each FNV-1a with
+ * a final avalanche): what the proof hashes a dictionary-indexed value by, 8 bytes a value, where
+ * gathering the values themselves cost a copy of every one on both sides of the proof.
+ */
+function fingerprints(dict: PlainValues): Uint32Array {
+  const n = dict.offsets.length - 1;
+  const out = new Uint32Array(2 * n);
+  const b = dict.bytes;
+  const mix = (h: number): number => {
+    h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+    h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+    return (h ^ (h >>> 16)) >>> 0;
+  };
+  for (let i = 0; i < n; i++) {
+    const s = dict.offsets[i] + dict.prefix;
+    const e = dict.offsets[i + 1];
+    let h1 = 0x811c9dc5 ^ (e - s);
+    let h2 = 0x1b873593 ^ Math.imul(e - s, 0x9e3779b1);
+    for (let j = s; j < e; j++) {
+      h1 = Math.imul(h1 ^ b[j], 0x01000193);
+      h2 = Math.imul(h2 ^ b[j], 0x5bd1e995);
+      h2 ^= h2 >>> 15;
+    }
+    out[2 * i] = mix(h1);
+    out[2 * i + 1] = mix(h2);
+  }
+  return out;
+}
+
+/** Where fingerprinted writes (hashed at once, so one buffer serves every page). */
+let printed = new Uint32Array(1 << 16);
+
+/** The fingerprints of `indices`' entries in order, as bytes: valid until the next call. */
+function fingerprinted(indices: Int32Array, fp: Uint32Array): Uint8Array {
+  if (printed.length < indices.length * 2) printed = new Uint32Array(Math.max(indices.length * 2, printed.length * 2));
+  const out = printed;
+  for (let i = 0; i < indices.length; i++) {
+    const j = indices[i] * 2;
+    out[2 * i] = fp[j];
+    out[2 * i + 1] = fp[j + 1];
+  }
+  return new Uint8Array(out.buffer, 0, indices.length * 8);
+}
+
 /**
  * A data page taken apart: levels as written and as runs, then the values. Its decompressed bytes
  * may be a transient buffer: used up before the next page is taken apart.
  */
-interface DataPage {
+interface DataPage extends Levels {
   readonly page: Page;
   readonly v2: boolean;
   /** v1: the decompressed level sections (with their length prefixes); v2: the level bytes. */
@@ -244,9 +324,6 @@ interface DataPage {
   readonly nonNull: number;
   /** What the digest names besides levels and values: type, counts and level encodings. */
   readonly described: string;
-  /** The levels decoded (undefined where the column has none of a kind). */
-  readonly rep: Runs | undefined;
-  readonly def: Runs | undefined;
 }
 
 /** Decodes one kind of v1 levels from `at` into runs; returns where they end. */
@@ -367,40 +444,64 @@ function rebuilt(p: DataPage, values: Uint8Array, encoding: number, codec: PageC
 
 /**
  * The union of the sources' dictionaries, each distinct value once in first-seen order, with each
- * source's old-to-new index map; undefined when it would pass `limit` plain-encoded bytes.
+ * source's old-to-new index map; undefined when it would pass `limit` plain-encoded bytes. Values
+ * are found by their fingerprints (`prints`, one array per dictionary), confirmed byte by byte.
  */
 function dictionaryUnion(
-  dicts: readonly (PlainValues | undefined)[], limit: number,
+  dicts: readonly (PlainValues | undefined)[], prints: readonly (Uint32Array | undefined)[], limit: number,
 ): { remaps: (Int32Array | undefined)[]; values: Uint8Array; count: number } | undefined {
-  // Four-byte values (int, float, date) are told apart as numbers: no string per value.
-  const seen = new Map<string | number, number>();
-  const chunks: Uint8Array[] = [];
+  // Union entry u is entry `entry[u]` of dictionary `from[u]`; `next[u]` the entry before it with the same key.
+  const head = new Map<number, number>();
+  const next: number[] = [];
+  const from: number[] = [];
+  const entry: number[] = [];
   let size = 0;
+  const same = (a: PlainValues, i: number, b: PlainValues, j: number): boolean => {
+    const as = a.offsets[i];
+    const bs = b.offsets[j];
+    const n = a.offsets[i + 1] - as;
+    if (n !== b.offsets[j + 1] - bs) return false;
+    for (let x = 0; x < n; x++) if (a.bytes[as + x] !== b.bytes[bs + x]) return false;
+    return true;
+  };
   const remaps: (Int32Array | undefined)[] = [];
-  for (const d of dicts) {
-    if (!d) {
+  for (const [d, dict] of dicts.entries()) {
+    if (!dict) {
       remaps.push(undefined);
       continue;
     }
-    const n = d.offsets.length - 1;
+    const fp = prints[d]!;
+    const n = dict.offsets.length - 1;
     const map = new Int32Array(n);
-    const fixed4 = d.prefix === 0 && d.offsets[1] - d.offsets[0] === 4;
-    const view = new DataView(d.bytes.buffer, d.bytes.byteOffset, d.bytes.byteLength);
-    const buf = Buffer.from(d.bytes.buffer, d.bytes.byteOffset, d.bytes.byteLength);
     for (let i = 0; i < n; i++) {
-      const key = fixed4 ? view.getInt32(d.offsets[i], true) : buf.toString('latin1', d.offsets[i], d.offsets[i + 1]);
-      let at = seen.get(key);
-      if (at === undefined) {
-        seen.set(key, (at = seen.size));
-        chunks.push(d.bytes.subarray(d.offsets[i], d.offsets[i + 1]));
-        size += d.offsets[i + 1] - d.offsets[i];
+      // 30 bits: a small integer key, the cheapest a Map holds.
+      const key = fp[2 * i] >>> 2;
+      const first = head.get(key);
+      let u = first ?? -1;
+      while (u >= 0 && !same(dicts[from[u]]!, entry[u], dict, i)) u = next[u];
+      if (u < 0) {
+        u = from.length;
+        from.push(d);
+        entry.push(i);
+        next.push(first ?? -1);
+        head.set(key, u);
+        size += dict.offsets[i + 1] - dict.offsets[i];
         if (size > limit) return undefined;
       }
-      map[i] = at;
+      map[i] = u;
     }
     remaps.push(map);
   }
-  return { remaps, values: joined(chunks, (n) => new Uint8Array(n)), count: seen.size };
+  const values = new Uint8Array(size);
+  let at = 0;
+  for (let u = 0; u < from.length; u++) {
+    const dict = dicts[from[u]]!;
+    const s = dict.offsets[entry[u]];
+    const e = dict.offsets[entry[u] + 1];
+    values.set(dict.bytes.subarray(s, e), at);
+    at += e - s;
+  }
+  return { remaps, values, count: from.length };
 }
 
 /** A dictionary page of `values` (`count` of them), its header after `source`'s (the encoding it names kept). */
@@ -454,9 +555,18 @@ function mergedStatistics(leaf: Leaf, metas: readonly TypedField[][]): TypedFiel
 // ---------------------------------------------------------------------------------------------
 // Writing
 
+/**
+ * A source row group to merge, and the rows deleted from it (positions in the row group,
+ * ascending): those are dropped from every column's pages (deleteProblem says which sources can).
+ */
+export interface MergePart extends CopyPart {
+  readonly deleted?: Int32Array;
+}
+
 /** One source row group inside an output row group. */
 export interface MergedSegment {
-  readonly part: CopyPart;
+  readonly part: MergePart;
+  /** Its live rows (the source's, less those deleted). */
   readonly rows: number;
   /** Position of its first row in the output. */
   readonly firstRow: number;
@@ -465,14 +575,19 @@ export interface MergedSegment {
   /**
    * Per column, how its pages went into the output: `bytes` (copied, hashed by their bytes),
    * `values` (copied or re-indexed one for one, hashed by what each holds) or `coalesced` (joined
-   * into larger pages, hashed by the levels and values of the segment whatever pages hold them).
+   * into larger pages, hashed by the levels and values of the segment whatever pages hold them),
+   * `indexed` as `coalesced` but with the values dictionary-indexed on both sides, hashed by their
+   * dictionary entries' fingerprints.
    */
   readonly modes: readonly ColumnMode[];
   /** Per column: its data pages in the output (`bytes`, `values`), or its level count (`coalesced`). */
   readonly pages: readonly number[];
 }
 
-export type ColumnMode = 'bytes' | 'values' | 'coalesced';
+export type ColumnMode = 'bytes' | 'values' | 'coalesced' | 'indexed';
+
+/** Modes of columns joined into larger pages: `indexed` when every value stays dictionary-indexed (hashed by fingerprints). */
+const isCoalesced = (mode: ColumnMode): boolean => mode === 'coalesced' || mode === 'indexed';
 
 export interface MergedFile {
   readonly path: string;
@@ -509,8 +624,11 @@ export interface MergeOptions {
 }
 
 interface SourceGroup {
-  readonly part: CopyPart;
+  readonly part: MergePart;
+  /** Live rows: the row group's less `deleted`. */
   readonly rows: number;
+  /** Rows dropped (positions in the row group, ascending), if any. */
+  readonly deleted: Int32Array | undefined;
   readonly spans: ChunkSpan[];
   readonly bytes: Uint8Array[];
   readonly pages: Page[][];
@@ -565,7 +683,7 @@ function mergeColumn(
     const payload = groups[i].bytes[k].subarray(d.payloadStart, d.end);
     return plainValues(codec!.decompress(payload, d.uncompressedSize), typedNumber(typedField(h, 1)), leaf);
   }));
-  const union = anyDict ? dictionaryUnion(decoded, options.dictionaryBytes) : undefined;
+  const union = anyDict ? dictionaryUnion(decoded, decoded.map((d) => d && fingerprints(d)), options.dictionaryBytes) : undefined;
   const remaps = union?.remaps ?? [];
   const merged = union?.values;
   const mergedCount = union?.count ?? 0;
@@ -695,8 +813,8 @@ function plainBytes(values: Uint8Array, at: number, n: number, width: number): n
  * rewritten, and every value is plain or dictionary-indexed (other encodings and bit-packed
  * booleans cannot be joined without decoding them).
  */
-function coalescable(leaf: Leaf, groups: readonly SourceGroup[], k: number, codec: PageCodec | undefined, options: MergeOptions): boolean {
-  if (!codec || options.pageBytes <= 0 || plainWidth(leaf) < 0) return false;
+function coalescable(leaf: Leaf, groups: readonly SourceGroup[], k: number, codec: PageCodec | undefined, options: MergeOptions, force = false): boolean {
+  if (!codec || plainWidth(leaf) < 0 || (!force && options.pageBytes <= 0)) return false;
   let pages = 0;
   let bytes = 0;
   for (const g of groups) {
@@ -710,7 +828,7 @@ function coalescable(leaf: Leaf, groups: readonly SourceGroup[], k: number, code
       bytes += page.uncompressedSize;
     }
   }
-  return pages > 1 && bytes / pages < options.pageBytes / 4;
+  return force || (pages > 1 && bytes / pages < options.pageBytes / 4);
 }
 
 /** Bytes kept free ahead of an assembled page's values, where a v1 page's levels are written. */
@@ -729,7 +847,7 @@ class PageAssembly {
   rows = 0;
   bytes = 0;
 
-  add(p: DataPage, rows: number, values: Uint8Array | Int32Array): void {
+  add(p: Levels, rows: number, values: Uint8Array | Int32Array): void {
     if (p.rep) this.rep.append(p.rep);
     if (p.def) this.def.append(p.def);
     if (values instanceof Int32Array) {
@@ -860,8 +978,8 @@ class SegmentPieces {
     this.valueBytes += v.length;
   }
 
-  finish(k: number, levels: number): void {
-    this.h.update(`column ${k} coalesced ${levels} ${this.valueBytes} ${this.rep.length} ${this.def.length}\n`);
+  finish(k: number, mode: ColumnMode, levels: number): void {
+    this.h.update(`column ${k} ${mode} ${levels} ${this.valueBytes} ${this.rep.length} ${this.def.length}\n`);
     this.h.update(this.rep.bytes());
     this.h.update(this.def.bytes());
   }
@@ -905,7 +1023,8 @@ function coalesceColumn(
   let width = 0;
   let indexEncoding: number = Encoding.RLE_DICTIONARY;
   let dictEncoding: number = Encoding.PLAIN;
-  const union = allIndexed ? dictionaryUnion(decoded, options.dictionaryBytes) : undefined;
+  const dictPrints = allIndexed ? decoded.map((d) => d && fingerprints(d)) : [];
+  const union = allIndexed ? dictionaryUnion(decoded, dictPrints, options.dictionaryBytes) : undefined;
   if (union) {
     remaps = union.remaps.map((m) => m!);
     const page = dictionaryPage(dictPages.find((d) => d !== undefined)!, union.values, union.count, codec);
@@ -916,6 +1035,8 @@ function coalesceColumn(
   }
   const dictionaryLength = compressed;
   const encoding = remaps ? indexEncoding : Encoding.PLAIN;
+  // Indexed on both sides: the proof hashes each value by its entry's fingerprint.
+  const prints = remaps && dictPrints;
 
   const page = new PageAssembly();
   const flush = (): void => {
@@ -925,51 +1046,273 @@ function coalesceColumn(
     page.reset();
   };
   let indexed = false;
+  const valueWidth = plainWidth(leaf);
+  const metas = groups.map((g) => g.spans[k].meta);
   data.forEach((ps, i) => inSource(groups[i], k, () => {
+    const g = groups[i];
     const pieces = new SegmentPieces(hashes[i]);
+    const dict = decoded[i];
+    const deleted = g.deleted !== undefined && g.deleted.length > 0 ? g.deleted : undefined;
+    if (deleted && leaf.maxRep > 0) throw new RleError('deleted rows cannot be dropped from a repeated column');
+    const dropStats = deleted && new DroppedStatistics(leaf, metas[i]);
+    const cursor = { at: 0 };
     let levels = 0;
+    let row = 0;
     for (const source of ps) {
-      const p = takeApart(groups[i].bytes[k], source, leaf, codec);
+      const p = takeApart(g.bytes[k], source, leaf, codec);
       if (isDictionaryEncoding(p.encoding)) indexed = true;
-      const held = valuesOf(p, decoded[i]);
-      if (p.rep) pieces.rep.append(p.rep);
-      if (p.def) pieces.def.append(p.def);
-      pieces.values(held.values);
-      levels += p.numValues;
-      let values: Uint8Array | Int32Array = held.values;
-      if (remaps) {
-        const map = remaps[i];
-        const idx = held.indices!;
-        for (let j = 0; j < idx.length; j++) idx[j] = map[idx[j]];
-        values = idx;
+      const drop = deleted && dropRows(p, leaf.maxDef, row, deleted, cursor);
+      row += p.numValues;
+      const lv: Levels = drop ?? p;
+      if (drop) {
+        dropStats!.nulls += drop.droppedNulls;
+        dropStats!.levels += p.numValues - drop.numValues;
       }
-      const pageRows = p.rep ? p.rep.countOf(0) : p.numValues;
+      // The page's values less any dropped: indices when dictionary-indexed, else plain.
+      let indices: Int32Array | undefined;
+      let plain: Uint8Array | undefined;
+      if (isDictionaryEncoding(p.encoding)) {
+        if (!dict) throw new RleError('a dictionary-indexed page in a chunk without a dictionary');
+        const all = indicesOf(p, dict.offsets.length - 1);
+        if (drop) for (const j of drop.dropped) dropStats!.value(statBytes(dict.bytes, dict.offsets[all[j]], dict.offsets[all[j] + 1], dict.prefix));
+        indices = drop ? keptIndices(all, drop.keep) : all;
+      } else if (drop) {
+        const offset = plainOffsets(p.values, p.nonNull, valueWidth);
+        for (const j of drop.dropped) dropStats!.value(statBytes(p.values, offset(j), offset(j + 1), valueWidth > 0 ? 0 : 4));
+        plain = keptPlain(p.values, drop.keep, offset);
+      } else plain = p.values;
+      if (lv.rep) pieces.rep.append(lv.rep);
+      if (lv.def) pieces.def.append(lv.def);
+      levels += lv.numValues;
+      let values: Uint8Array | Int32Array;
+      if (remaps) {
+        pieces.values(fingerprinted(indices!, prints![i]!));
+        const map = remaps[i];
+        for (let j = 0; j < indices!.length; j++) indices![j] = map[indices![j]];
+        values = indices!;
+      } else {
+        values = plain ?? gather(dict!, indices!, indices!.length);
+        pieces.values(values);
+      }
+      const pageRows = lv.rep ? lv.rep.countOf(0) : lv.numValues;
       const size = values instanceof Int32Array ? values.length * 4 : values.length;
-      if (page.numValues > 0 && (page.bytes + size + p.numValues > options.pageBytes || page.rows + pageRows > options.pageRows)) flush();
-      page.add(p, pageRows, values);
+      if (page.numValues > 0 && (page.bytes + size + lv.numValues > options.pageBytes || page.rows + pageRows > options.pageRows)) flush();
+      if (lv.numValues > 0) page.add(lv, pageRows, values);
     }
-    if (leaf.maxRep === 0 && levels !== groups[i].rows) throw new RleError(`column ${k} holds ${levels} values in a row group of ${groups[i].rows} rows`);
-    pieces.finish(k, levels);
+    if (deleted && cursor.at !== deleted.length) throw new RleError(`deleted position ${deleted[cursor.at]} is past the row group's ${row} rows`);
+    if (leaf.maxRep === 0 && levels !== g.rows) throw new RleError(`column ${k} holds ${levels} values in a row group of ${g.rows} live rows`);
+    if (dropStats) metas[i] = dropStats.meta(metas[i], dropStats.hit ? liveBounds(leaf, g.bytes[k], ps, dict, deleted!, codec) : undefined);
+    modes[i][k] = remaps ? 'indexed' : 'coalesced';
+    pieces.finish(k, modes[i][k], levels);
     pageCounts[i][k] = levels;
-    modes[i][k] = 'coalesced';
   }));
   flush();
 
-  const metas = groups.map((g) => g.spans[k].meta);
   return {
     parts, compressed, uncompressed, dictionaryLength, plain: !remaps && indexed,
     meta: chunkMeta(leaf, metas, remaps ? [encoding, dictEncoding, Encoding.RLE] : [Encoding.PLAIN, Encoding.RLE], stats, uncompressed, compressed),
   };
 }
 
-/** Appends `n` values of `src` from the cursor on to `out`; returns how many equal `counted`. */
-function takeRuns(src: Runs, cursor: { run: number; used: number }, n: number, out: Runs, counted: number): number {
+// ---------------------------------------------------------------------------------------------
+// Deleted rows dropped from the pages of a non-repeated column
+
+/** What is left of a page once deleted rows are dropped: its levels, the value ranges kept and the values dropped. */
+interface Dropped extends Levels {
+  /** Value indices kept, as [start, end) pairs. */
+  readonly keep: readonly number[];
+  /** Indices of the non-null values dropped. */
+  readonly dropped: readonly number[];
+  /** Null levels dropped. */
+  readonly droppedNulls: number;
+}
+
+/**
+ * Drops from `p` (a page of a non-repeated column: one level a row, its first row `first`) the
+ * rows `deleted[cursor.at..]` that fall in it, moving the cursor past them; undefined when none do.
+ */
+function dropRows(p: Levels, maxDef: number, first: number, deleted: Int32Array, cursor: { at: number }): Dropped | undefined {
+  const n = p.numValues;
+  let d = cursor.at;
+  if (d >= deleted.length || deleted[d] >= first + n) return undefined;
+  if (deleted[d] < first) throw new RleError(`deleted position ${deleted[d]} is out of order`);
+  const def = p.def ? new Runs() : undefined;
+  const defAt = { run: 0, used: 0 };
+  const take = (count: number, out: Runs | undefined): number => (p.def ? takeRuns(p.def, defAt, count, out, maxDef) : count);
+  const keep: number[] = [];
+  const dropped: number[] = [];
+  let level = 0;
+  let value = 0;
+  let nulls = 0;
+  const keepTo = (end: number): void => {
+    const kept = take(end - level, def);
+    if (kept > 0) keep.push(value, value + kept);
+    value += kept;
+    level = end;
+  };
+  for (; d < deleted.length && deleted[d] < first + n; d++) {
+    const at = deleted[d] - first;
+    if (at < level) throw new RleError(`deleted position ${deleted[d]} is out of order`);
+    keepTo(at);
+    if (take(1, undefined) === 1) dropped.push(value++);
+    else nulls++;
+    level++;
+  }
+  keepTo(n);
+  if (value !== p.nonNull) throw new RleError(`a page's levels count ${value} values, its values ${p.nonNull}`);
+  const rows = d - cursor.at;
+  cursor.at = d;
+  return { rep: undefined, def, numValues: n - rows, nonNull: p.nonNull - dropped.length, keep, dropped, droppedNulls: nulls };
+}
+
+/** Where each of `count` plain values starts in `values` (and where the last ends): a fixed width, or walked by length prefixes. */
+function plainOffsets(values: Uint8Array, count: number, width: number): (i: number) => number {
+  if (width > 0) return (i) => i * width;
+  const offsets = byteArrayOffsets(values, count);
+  return (i) => offsets[i];
+}
+
+/** The values of `keep`'s ranges: indices, or plain bytes located by `offset`. */
+function keptIndices(all: Int32Array, keep: readonly number[]): Int32Array {
+  let n = 0;
+  for (let i = 0; i < keep.length; i += 2) n += keep[i + 1] - keep[i];
+  const out = new Int32Array(n);
+  let at = 0;
+  for (let i = 0; i < keep.length; i += 2) {
+    out.set(all.subarray(keep[i], keep[i + 1]), at);
+    at += keep[i + 1] - keep[i];
+  }
+  return out;
+}
+
+function keptPlain(values: Uint8Array, keep: readonly number[], offset: (i: number) => number): Uint8Array {
+  let n = 0;
+  for (let i = 0; i < keep.length; i += 2) n += offset(keep[i + 1]) - offset(keep[i]);
+  const out = new Uint8Array(n);
+  let at = 0;
+  for (let i = 0; i < keep.length; i += 2) {
+    const s = offset(keep[i]);
+    const e = offset(keep[i + 1]);
+    out.set(values.subarray(s, e), at);
+    at += e - s;
+  }
+  return out;
+}
+
+/** The plain bytes of a statistic's value (a BYTE_ARRAY's without its length prefix). */
+function statBytes(plain: Uint8Array, start: number, end: number, prefix: number): Uint8Array {
+  return plain.subarray(start + prefix, end);
+}
+
+/**
+ * What dropping rows does to a source chunk's statistics: the nulls dropped, and whether a value
+ * dropped equals a bound (then the bound may no longer be tight, and is recomputed from the live
+ * values: Iceberg engines answer min/max from bounds of files without deletes).
+ */
+class DroppedStatistics {
+  nulls = 0;
+  levels = 0;
+  hit = false;
+  private readonly lo: ReturnType<typeof statValue>;
+  private readonly hi: ReturnType<typeof statValue>;
+
+  constructor(private readonly leaf: Leaf, meta: readonly TypedField[]) {
+    const s = typedField(meta, 12);
+    const bound = (id: number): ReturnType<typeof statValue> => {
+      const b = Array.isArray(s) ? typedField(s, id) : undefined;
+      return leaf.iceberg && b instanceof Uint8Array ? statValue(leaf.iceberg, leaf.physical, b) : undefined;
+    };
+    this.lo = bound(6);
+    this.hi = bound(5);
+  }
+
+  value(bytes: Uint8Array): void {
+    const t = this.leaf.iceberg;
+    if (this.hit || !t || (this.lo === undefined && this.hi === undefined)) return;
+    const v = statValue(t, this.leaf.physical, bytes);
+    if (v === undefined) return; // NaN: in no bound
+    const same = (b: typeof v | undefined): boolean => b !== undefined && !less(t, v, b) && !less(t, b, v);
+    if (same(this.lo) || same(this.hi)) this.hit = true;
+  }
+
+  /** The source chunk's ColumnMetaData for its live rows: `levels` values, nulls less, bounds recomputed when given. */
+  meta(meta: readonly TypedField[], bounds: { min: Uint8Array; max: Uint8Array } | null | undefined): TypedField[] {
+    const s = typedField(meta, 12);
+    const put: TypedField[] = [{ id: 5, type: ThriftType.I64, value: typedNumber(typedField(meta, 5)) - this.levels }];
+    if (Array.isArray(s)) {
+      const n = typedField(s, 3);
+      let stats = edit(s, typeof n === 'number' || typeof n === 'bigint' ? [{ id: 3, type: ThriftType.I64, value: Number(n) - this.nulls }] : [], [1, 2, 4]);
+      // null: no live value left to bound.
+      if (bounds === null) stats = edit(stats, [], [5, 6, 7, 8]);
+      else if (bounds) {
+        stats = edit(stats, [
+          { id: 5, type: ThriftType.Binary, value: bounds.max }, { id: 6, type: ThriftType.Binary, value: bounds.min },
+          { id: 7, type: ThriftType.True, value: true }, { id: 8, type: ThriftType.True, value: true },
+        ]);
+      }
+      put.push({ id: 12, type: ThriftType.Struct, value: stats });
+    }
+    return edit(meta, put);
+  }
+}
+
+/**
+ * The smallest and largest live values of a source chunk (`pages`, its data pages) once `deleted`
+ * rows are dropped, as plain statistic bytes; null when no non-null, non-NaN value is left.
+ */
+function liveBounds(
+  leaf: Leaf, chunk: Uint8Array, pages: readonly Page[], dict: PlainValues | undefined, deleted: Int32Array, codec: PageCodec,
+): { min: Uint8Array; max: Uint8Array } | null {
+  const t = leaf.iceberg!;
+  let min: { v: Exclude<ReturnType<typeof statValue>, undefined>; b: Uint8Array } | undefined;
+  let max: typeof min;
+  const consider = (b: Uint8Array): void => {
+    const v = statValue(t, leaf.physical, b);
+    if (v === undefined) return;
+    if (!min || less(t, v, min.v)) min = { v, b: b.slice() };
+    if (!max || less(t, max.v, v)) max = { v, b: b.slice() };
+  };
+  const used = dict ? new Uint8Array(dict.offsets.length - 1) : undefined;
+  const width = plainWidth(leaf);
+  const cursor = { at: 0 };
+  let row = 0;
+  for (const page of pages) {
+    const p = takeApart(chunk, page, leaf, codec);
+    const drop = dropRows(p, leaf.maxDef, row, deleted, cursor);
+    row += p.numValues;
+    const keep = drop ? drop.keep : [0, p.nonNull];
+    if (isDictionaryEncoding(p.encoding)) {
+      const indices = indicesOf(p, used!.length);
+      for (let i = 0; i < keep.length; i += 2) for (let j = keep[i]; j < keep[i + 1]; j++) used![indices[j]] = 1;
+      continue;
+    }
+    const offset = plainOffsets(p.values, p.nonNull, width);
+    const prefix = width > 0 ? 0 : 4;
+    for (let i = 0; i < keep.length; i += 2) for (let j = keep[i]; j < keep[i + 1]; j++) consider(statBytes(p.values, offset(j), offset(j + 1), prefix));
+  }
+  if (dict && used) for (let j = 0; j < used.length; j++) if (used[j]) consider(statBytes(dict.bytes, dict.offsets[j], dict.offsets[j + 1], dict.prefix));
+  if (!min || !max) return null;
+  // Parquet's rule for zeros: a minimum of -0.0, a maximum of +0.0.
+  const zero = (b: Uint8Array, negative: boolean): Uint8Array => {
+    const out = new Uint8Array(b.length);
+    if (negative) out[b.length - 1] = 0x80;
+    return out;
+  };
+  const float = t.type === 'float' || t.type === 'double';
+  return {
+    min: float && min.v === 0 ? zero(min.b, true) : min.b,
+    max: float && max.v === 0 ? zero(max.b, false) : max.b,
+  };
+}
+
+/** Appends `n` values of `src` from the cursor on to `out` (none: skips them); returns how many equal `counted`. */
+function takeRuns(src: Runs, cursor: { run: number; used: number }, n: number, out: Runs | undefined, counted: number): number {
   let hit = 0;
   while (n > 0) {
     if (cursor.run >= src.length) throw new RleError('levels end before their values');
     const v = src.data[cursor.run];
     const c = Math.min(n, src.data[cursor.run + 1] - cursor.used);
-    out.push(v, c);
+    out?.push(v, c);
     if (v === counted) hit += c;
     n -= c;
     cursor.used += c;
@@ -987,14 +1330,17 @@ function rehashCoalesced(
   segments: readonly MergedSegment[], hashes: readonly Hash[], codec: PageCodec | undefined,
 ): void {
   if (!codec) throw new RleError('no codec to read coalesced pages');
-  const width = plainWidth(leaf);
+  const mode = segments[0].modes[k];
+  const prints = mode === 'indexed' ? dict && fingerprints(dict) : undefined;
+  if (mode === 'indexed' && !prints) throw new RleError(`column ${k} was written dictionary-indexed but has no dictionary`);
+  const width = prints ? 8 : plainWidth(leaf);
   let i = 0;
   let pieces = new SegmentPieces(hashes[0]);
   let left = segments[0].pages[k];
   const settle = (): void => {
     while (i < segments.length && left === 0) {
-      if (segments[i].modes[k] !== 'coalesced') throw new RleError(`column ${k} mixes coalesced and copied segments`);
-      pieces.finish(k, segments[i].pages[k]);
+      if (segments[i].modes[k] !== mode) throw new RleError(`column ${k} mixes ${mode} and ${segments[i].modes[k]} segments`);
+      pieces.finish(k, mode, segments[i].pages[k]);
       i++;
       if (i < segments.length) pieces = new SegmentPieces(hashes[i]);
       left = i < segments.length ? segments[i].pages[k] : 0;
@@ -1003,7 +1349,11 @@ function rehashCoalesced(
   settle();
   for (const page of pages) {
     const p = takeApart(chunk, page, leaf, codec);
-    const values = valuesOf(p, dict).values;
+    let values: Uint8Array;
+    if (prints) {
+      if (!isDictionaryEncoding(p.encoding)) throw new RleError(`a page of column ${k}, written dictionary-indexed, holds values in encoding ${p.encoding}`);
+      values = fingerprinted(indicesOf(p, dict!.offsets.length - 1), prints);
+    } else values = valuesOf(p, dict).values;
     const repAt = { run: 0, used: 0 };
     const defAt = { run: 0, used: 0 };
     let at = 0;
@@ -1058,7 +1408,7 @@ export async function writeMergedFile(
   io: FileIO,
   path: string,
   template: CopyTemplate,
-  rowGroups: readonly (readonly CopyPart[])[],
+  rowGroups: readonly (readonly MergePart[])[],
   options: MergeOptions,
 ): Promise<MergedFile> {
   const parts = rowGroups.flat();
@@ -1088,10 +1438,13 @@ export async function writeMergedFile(
     let totalUncompressed = 0;
     let totalCompressed = 0;
     const numRows = groups.reduce((n, g) => n + g.rows, 0);
+    // Rows are dropped from coalesced pages only: with deletes, every column is coalesced.
+    const dropping = groups.some((g) => g.deleted !== undefined && g.deleted.length > 0);
     leaves.forEach((leaf, k) => {
       let chunk: BuiltChunk;
       try {
-        chunk = coalescable(leaf, groups, k, codecs[k], options)
+        if (dropping && !coalescable(leaf, groups, k, codecs[k], options, true)) throw new RleError('deleted rows cannot be dropped from its pages (deleteProblem)');
+        chunk = dropping || coalescable(leaf, groups, k, codecs[k], options)
           ? coalesceColumn(k, leaf, groups, hashes, pageCounts, modes, codecs[k]!, options)
           : mergeColumn(k, leaf, groups, hashes, pageCounts, modes, codecs[k], options);
       } catch (e) {
@@ -1135,7 +1488,7 @@ export async function writeMergedFile(
   async function* content(): AsyncGenerator<Uint8Array> {
     yield PARQUET_MAGIC_BYTES;
     at = PARQUET_MAGIC_BYTES.length;
-    const fetch = (part: CopyPart): Promise<Uint8Array[]> => {
+    const fetch = (part: MergePart): Promise<Uint8Array[]> => {
       let input = inputs.get(part.source.path);
       if (!input) inputs.set(part.source.path, (input = io.newInputFile(part.source.path)));
       return readChunks(input, chunkSpans(typedFields(typedItems(typedField(part.source.typed, 4))[part.rowGroup])), options.held?.get(part.source.path));
@@ -1152,7 +1505,8 @@ export async function writeMergedFile(
       } catch (e) {
         throw fileFault(part.source.path, e, `row group ${part.rowGroup}`);
       }
-      pending.push({ part, rows: typedNumber(typedField(rg, 3)), spans, bytes, pages });
+      const deleted = part.deleted !== undefined && part.deleted.length > 0 ? part.deleted : undefined;
+      pending.push({ part, rows: typedNumber(typedField(rg, 3)) - (deleted?.length ?? 0), deleted, spans, bytes, pages });
       if (pending.length < rowGroups[r].length) continue;
       const { parts: out, rowGroup } = build(pending);
       newGroups.push(rowGroup);
@@ -1194,7 +1548,7 @@ function segmentDigests(
   if (recorded !== rows) throw new RleError(`the row group holds ${rows} rows, its segments ${recorded}`);
   leaves.forEach((leaf, k) => {
     for (const s of segments) {
-      if (s.modes[k] === 'coalesced' && leaf.maxRep === 0 && s.pages[k] !== s.rows) throw new RleError(`column ${k} holds ${s.pages[k]} values for ${s.rows} rows`);
+      if (isCoalesced(s.modes[k]) && leaf.maxRep === 0 && s.pages[k] !== s.rows) throw new RleError(`column ${k} holds ${s.pages[k]} values for ${s.rows} rows`);
     }
   });
   const hashes = segments.map((s) => segmentHash(s.rows, signature));
@@ -1209,14 +1563,14 @@ function segmentDigests(
       dict = plainValues(codecs[k]!.decompress(chunk.subarray(d.payloadStart, d.end), d.uncompressedSize), typedNumber(typedField(headerStruct(d, PAGE.DICTIONARY), 1)), leaf);
       next = 1;
     }
-    if (segments.length > 0 && segments[0].modes[k] === 'coalesced') {
+    if (segments.length > 0 && isCoalesced(segments[0].modes[k])) {
       rehashCoalesced(k, leaf, chunk, pages.slice(next), dict, segments, hashes, codecs[k]);
       return;
     }
     segments.forEach((s, i) => {
       const n = s.pages[k];
       const h = hashes[i];
-      if (s.modes[k] === 'coalesced') throw new RleError(`column ${k} mixes coalesced and copied segments`);
+      if (isCoalesced(s.modes[k])) throw new RleError(`column ${k} mixes coalesced and copied segments`);
       h.update(`column ${k} ${s.modes[k]} ${n}\n`);
       for (let j = 0; j < n; j++) {
         const page = pages[next++];

@@ -13,10 +13,12 @@ import { describe, expect, it } from 'vitest';
 import { InvalidFileError } from '../../lib/errors.js';
 import type { StructType } from '../../lib/iceberg/types.js';
 import { LocalFileIO } from '../../lib/io/local.js';
-import { openCopySource, type CopyPart, type CopySource, type CopyTemplate } from '../../lib/parquet/chunk-copy.js';
+import { openCopySource, type CopySource, type CopyTemplate } from '../../lib/parquet/chunk-copy.js';
 import { zstdCodec } from '../../lib/parquet/compression-codec.js';
 import { leafColumns, readFooter, schemaTree } from '../../lib/parquet/footer.js';
-import { mergedDigests, mergeProblem, writeMergedFile, type MergedFile, type MergeOptions } from '../../lib/parquet/row-group-merge.js';
+import {
+  deleteProblem, mergedDigests, mergeProblem, writeMergedFile, type MergedFile, type MergeOptions, type MergePart,
+} from '../../lib/parquet/row-group-merge.js';
 import { typedField, typedItems } from '../../lib/parquet/thrift.js';
 import { REPO_ROOT, tempDir } from '../support/fixtures.js';
 import { PY_VENV } from '../support/pyiceberg.js';
@@ -62,9 +64,15 @@ function templateOf(source: CopySource): CopyTemplate {
 
 const OPTIONS: MergeOptions = { writeSchema: SCHEMA, dictionaryBytes: 2 * 1024 * 1024, zstd, level: 3, pageBytes: 1024 * 1024, pageRows: 20_000 };
 
-async function merge(paths: readonly string[], options: Partial<MergeOptions> = {}): Promise<{ file: MergedFile; out: string; sources: CopySource[] }> {
+/** Merges `paths` into two output row groups; `deleted` (file positions per source) are dropped. */
+async function merge(
+  paths: readonly string[], options: Partial<MergeOptions> = {}, deleted?: readonly (readonly number[])[],
+): Promise<{ file: MergedFile; out: string; sources: CopySource[] }> {
   const sources = await Promise.all(paths.map((p) => openCopySource(io, p)));
-  const parts: CopyPart[] = sources.flatMap((source) => source.rowGroups.map((rg) => ({ source, rowGroup: rg.index })));
+  const parts: MergePart[] = sources.flatMap((source, i) => source.rowGroups.map((rg) => {
+    const gone = (deleted?.[i] ?? []).filter((p) => p >= rg.firstRow && p < rg.firstRow + rg.numRows).map((p) => p - rg.firstRow);
+    return { source, rowGroup: rg.index, ...(gone.length > 0 ? { deleted: Int32Array.from(gone) } : {}) };
+  }));
   // Two output row groups, to walk segments across row groups too.
   const half = Math.ceil(parts.length / 2);
   const out = join(tempDir('packice-merged-'), 'merged.parquet');
@@ -96,8 +104,11 @@ describe('row-group merge of pyarrow-written files', () => {
         expect(file.recordCount).toBe(6000);
         expect(await reread(file), `${name} ${mode}`).toEqual(written(file));
         const modes = new Set(file.rowGroups.flat().flatMap((s) => s.modes));
-        if (mode === 'coalesced') expect(modes.has('coalesced')).toBe(true);
-        else if (mode === 'pages kept') expect(modes.has('coalesced')).toBe(false);
+        const coalesced = modes.has('coalesced') || modes.has('indexed');
+        if (mode === 'coalesced') expect(coalesced).toBe(true);
+        else if (mode === 'pages kept') expect(coalesced).toBe(false);
+        // Dictionary-indexed on both sides: hashed by fingerprints.
+        if (name.endsWith('-dict') && mode === 'coalesced') expect(modes.has('indexed')).toBe(true);
         if (name.endsWith('-dict') && mode.startsWith('PLAIN')) expect(file.plainColumns).toBeGreaterThan(0);
       }
     });
@@ -145,4 +156,83 @@ describe('row-group merge of pyarrow-written files', () => {
       expect(got).not.toEqual(written(file));
     });
   }
+});
+
+function pyEqualDeleted(merged: string, sources: readonly string[], deleted: readonly (readonly number[])[]): { equal: boolean; rows: number; want: number } {
+  const list = join(tempDir('packice-deleted-'), 'deleted.json');
+  writeFileSync(list, JSON.stringify(deleted));
+  return JSON.parse(execFileSync(PYTHON, [SCRIPT, 'compare-deleted', merged, list, ...sources], { encoding: 'utf8' })) as { equal: boolean; rows: number; want: number };
+}
+
+/** The merged file's chunk statistics that are not its data's (pyarrow reads both). */
+function statsNotData(merged: string): string[] {
+  return JSON.parse(execFileSync(PYTHON, [SCRIPT, 'check-stats', merged], { encoding: 'utf8' })) as string[];
+}
+
+/** A seeded choice of positions, about one in `every`. */
+function scattered(n: number, every: number, seed: number): number[] {
+  let x = seed;
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    x = (x * 1103515245 + 12345) & 0x7fffffff;
+    if (x % every === 0) out.push(i);
+  }
+  return out;
+}
+
+describe('row-group merge with deleted rows dropped from the pages', () => {
+  const ROWS = 1500;
+  // File positions per source: the first and last rows (the id bounds), every row of a category
+  // (cat-4: the largest), a run, the rows whose category is null, scattered rows.
+  const deleted = [
+    [0, ROWS - 1, ...scattered(ROWS, 7, 1)],
+    [...Array.from({ length: ROWS }, (_, p) => p).filter((p) => (ROWS + p) % 5 === 4), ...Array.from({ length: 100 }, (_, i) => 1000 + i)],
+    Array.from({ length: ROWS }, (_, p) => p).filter((p) => (2 * ROWS + p) % 11 === 0 || p % 31 === 3),
+  ].map((ps) => [...new Set(ps)].sort((a, b) => a - b));
+  const live = deleted.reduce((n, d) => n + ROWS - d.length, 0);
+
+  for (const name of ['flat-v1-zstd-dict', 'flat-v2-gzip-dict', 'flat-v2-none-plain', 'flat-v1-zstd-small-groups']) {
+    it(`${name}: the rows are the sources' less those deleted, statistics are the data's, the proof agrees`, async () => {
+      const paths = variant(name, 3, ROWS);
+      for (const [mode, options] of [
+        ['coalesced', {}],
+        ['PLAIN fallback', { dictionaryBytes: 64 }],
+        ['a page per source page', { pageBytes: 0 }],
+      ] as const) {
+        const { file, out, sources } = await merge(paths, options, deleted);
+        for (const s of sources) expect(deleteProblem(s, zstd)).toBeUndefined();
+        expect(pyEqualDeleted(out, paths, deleted), `${name} ${mode}`).toEqual({ equal: true, rows: live, want: live });
+        expect(file.recordCount).toBe(live);
+        expect(statsNotData(out), `${name} ${mode}`).toEqual([]);
+        expect(await reread(file), `${name} ${mode}`).toEqual(written(file));
+        const modes = new Set(file.rowGroups.flat().flatMap((s) => s.modes));
+        expect([...modes].every((m) => m === 'coalesced' || m === 'indexed')).toBe(true);
+      }
+    });
+  }
+
+  it('the proof catches a damaged byte of a file with rows dropped', async () => {
+    const paths = variant('flat-v2-gzip-dict', 3, ROWS);
+    const { file } = await merge(paths, { fault: 'alter-byte' }, deleted);
+    const got = await reread(file).catch((e: unknown) => [`failed: ${String(e)}`]);
+    expect(got).not.toEqual(written(file));
+  });
+
+  it('says why rows cannot be dropped from a file with a list or boolean column, or SNAPPY pages', async () => {
+    const [nested] = variant('v1-zstd-dict', 1, 100);
+    expect(deleteProblem(await openCopySource(io, nested), zstd)).toMatch(/repeated column/);
+    const [snappy] = variant('flat-v1-snappy-dict', 1, 100);
+    expect(deleteProblem(await openCopySource(io, snappy), zstd)).toMatch(/codec 1/);
+  });
+
+  it('refuses a deleted position past the row group, naming the file', async () => {
+    const [path] = variant('flat-v1-zstd-dict', 1, 100);
+    const source = await openCopySource(io, path);
+    const out = join(tempDir('packice-merged-'), 'merged.parquet');
+    const parts = [[{ source, rowGroup: 0, deleted: Int32Array.of(5, 100) }]];
+    const err = await writeMergedFile(io, out, templateOf(source), parts, OPTIONS).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InvalidFileError);
+    expect((err as InvalidFileError).path).toBe(path);
+    expect((err as Error).message).toMatch(/deleted position 100 is past/);
+  });
 });
