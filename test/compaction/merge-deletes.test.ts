@@ -5,81 +5,24 @@
  * (bounds recomputed where a deleted row held one), whole files deleted, v3 deletion vectors, S3;
  * and what still goes to the decoder: equality deletes, repeated or boolean columns, the property.
  */
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadTable, type Table } from '../../lib/catalog/table.js';
-import { COPY_MIN_ROW_GROUP_BYTES_PROPERTY, MERGE_DELETES_PROPERTY, MERGE_MIN_ROW_GROUP_BYTES_PROPERTY } from '../../lib/compaction/chunk-copy.js';
+import { MERGE_DELETES_PROPERTY } from '../../lib/compaction/chunk-copy.js';
 import { commitCompaction } from '../../lib/compaction/commit.js';
 import type { DataFileJson, GroupResult } from '../../lib/compaction/messages.js';
 import { rewriteGroup } from '../../lib/compaction/rewriter.js';
 import { InvalidFileError, ValidationError } from '../../lib/errors.js';
 import type { TableMetadata } from '../../lib/iceberg/table-metadata.js';
-import type { StructType } from '../../lib/iceberg/types.js';
-import type { Row } from '../../lib/iceberg/values.js';
-import type { FileIO } from '../../lib/io/file-io.js';
 import { fileIOFor } from '../../lib/io/index.js';
 import { LocalFileIO } from '../../lib/io/local.js';
-import { appendRows, createNewTable, deleteByEquality, deleteRows } from '../../lib/table/operations.js';
+import { deleteByEquality, deleteRows } from '../../lib/table/operations.js';
 import { checkMap, chunkCopyTable, tableRows } from '../support/chunk-copy-table.js';
+import { DELETED, flatTable, MERGE } from '../support/flat-table.js';
 import { planAll } from '../support/compaction.js';
-import { tempDir } from '../support/fixtures.js';
 import { freshBucket, testS3Endpoint } from '../support/s3.js';
 import { listTree } from '../support/table-files.js';
 
 const io = new LocalFileIO();
-/** Every input merged: no row group reaches the copy floor, every one the merge floor. */
-const MERGE = { [COPY_MIN_ROW_GROUP_BYTES_PROPERTY]: String(2 ** 40), [MERGE_MIN_ROW_GROUP_BYTES_PROPERTY]: '1' };
-
-/** No repeated or boolean column: rows can be dropped page by page. */
-const FLAT_SCHEMA: StructType = {
-  type: 'struct',
-  fields: [
-    { id: 1, name: 'id', required: true, type: { type: 'long' } },
-    { id: 2, name: 'category', required: false, type: { type: 'string' } },
-    { id: 3, name: 'qty', required: false, type: { type: 'int' } },
-    { id: 4, name: 'amount', required: false, type: { type: 'decimal', precision: 10, scale: 2 } },
-    { id: 5, name: 'ts', required: false, type: { type: 'timestamptz' } },
-    { id: 6, name: 'score', required: false, type: { type: 'double' } },
-    { id: 7, name: 'point', required: false, type: { type: 'struct', fields: [{ id: 8, name: 'x', required: false, type: { type: 'float' } }] } },
-    { id: 9, name: 'note', required: false, type: { type: 'string' } },
-  ],
-};
-
-function flatRow(id: number): Row {
-  return {
-    id: BigInt(id),
-    category: id % 3 === 0 ? 'b' : 'a',
-    qty: id % 13 === 0 ? null : id % 10,
-    amount: BigInt((id % 2 === 0 ? -1 : 1) * (id * 1234 + 5)),
-    ts: 1_700_000_000_000_000n + BigInt(id) * 3_600_000_001n,
-    score: id % 17 === 4 ? Number.NaN : id % 11 === 6 ? null : id * 1.5,
-    point: id % 7 === 0 ? null : { x: id % 5 === 0 ? null : id / 4 },
-    note: id % 9 === 0 ? null : `note ${'x'.repeat(id % 30)} ${id}`,
-  };
-}
-
-async function flatTable(
-  fs: FileIO, appends: number, rows: number, options: { formatVersion?: 2 | 3; location?: string; properties?: Record<string, string> } = {},
-): Promise<Table> {
-  let t = await createNewTable(fs, options.location ?? join(tempDir(), 'merge-deletes'), {
-    formatVersion: options.formatVersion ?? 2,
-    schema: FLAT_SCHEMA,
-    partitionFields: [{ sourceId: 2, name: 'category', transform: { kind: 'identity' } }],
-    properties: { ...MERGE, ...options.properties },
-  });
-  for (let a = 0; a < appends; a++) t = await appendRows(t, Array.from({ length: rows }, (_, i) => flatRow(1 + a * rows + i)));
-  return t;
-}
-
-/**
- * Deletes every seventh row, each file's first and last rows (its id bounds), every row with the
- * largest qty in the first append (a bound of a dictionary column) and some rows whose qty is null.
- */
-const DELETED = (rows: number) => (r: Row): boolean => {
-  const id = Number(r.id);
-  const pos = (id - 1) % rows;
-  return id % 7 === 0 || pos === 0 || pos === rows - 1 || (id <= rows && r.qty === 9) || id % 26 === 13;
-};
 
 const isMerge = (f: DataFileJson): boolean => f.filePath.includes('-merge-');
 
