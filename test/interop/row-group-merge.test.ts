@@ -7,13 +7,13 @@
  */
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadTable } from '../../lib/catalog/table.js';
+import { loadTable, type Table } from '../../lib/catalog/table.js';
 import { COPY_MIN_ROW_GROUP_BYTES_PROPERTY, MERGE_MIN_ROW_GROUP_BYTES_PROPERTY } from '../../lib/compaction/chunk-copy.js';
 import { commitCompaction } from '../../lib/compaction/commit.js';
 import { rewriteGroup } from '../../lib/compaction/rewriter.js';
 import { LocalFileIO } from '../../lib/io/local.js';
 import { appendRows, createNewTable, deleteRows } from '../../lib/table/operations.js';
-import { sortRows } from '../support/canonical-rows.js';
+import { sortRows, type CanonicalRow } from '../support/canonical-rows.js';
 import { planAll } from '../support/compaction.js';
 import { tempDir } from '../support/fixtures.js';
 import { DELETED, flatTable } from '../support/flat-table.js';
@@ -24,6 +24,17 @@ import { pyRead } from '../support/pyiceberg.js';
 
 const io = new LocalFileIO();
 
+/** Compacts every partition (all outputs merged unless `decoded`) and commits; the table's live rows as we read them, before and after. */
+async function compactMerged(t: Table, decoded = false): Promise<{ before: CanonicalRow[]; after: Table; ours: CanonicalRow[] }> {
+  const before = await ourRows(t.location);
+  const plan = await planAll(io, t.metadata);
+  const results = [];
+  for (const g of plan.groups) results.push(await rewriteGroup(io, t.metadata, plan, g));
+  expect(results.flatMap((r) => r.outputs).every((o) => o.filePath.includes('-merge-'))).toBe(!decoded);
+  await commitCompaction(t, plan, results);
+  const after = await loadTable(t.location);
+  return { before, after, ours: await ourRows(after.location) };
+}
 
 describe('interop: row-group-merged Parquet', () => {
   beforeAll(async () => {
@@ -42,14 +53,7 @@ describe('interop: row-group-merged Parquet', () => {
         properties: { [COPY_MIN_ROW_GROUP_BYTES_PROPERTY]: String(2 ** 40), [MERGE_MIN_ROW_GROUP_BYTES_PROPERTY]: '1', ...properties },
       });
       for (let b = 0; b < 4; b++) t = await appendRows(t, nestedRows(b * 3000, 3000, 301) as never);
-      const before = await ourRows(t.location);
-      const plan = await planAll(io, t.metadata);
-      const results = [];
-      for (const g of plan.groups) results.push(await rewriteGroup(io, t.metadata, plan, g));
-      expect(results.flatMap((r) => r.outputs).every((o) => o.filePath.includes('-merge-'))).toBe(true);
-      await commitCompaction(t, plan, results);
-      const after = await loadTable(t.location);
-      const ours = await ourRows(after.location);
+      const { before, after, ours } = await compactMerged(t);
       expect(ours).toEqual(before);
       expect(sortRows(await javaRead(after.location))).toEqual(ours);
       expect(sortRows(await pyRead(after.metadataLocation))).toEqual(ours);
@@ -60,23 +64,10 @@ describe('interop: row-group-merged Parquet', () => {
     it(`v${formatVersion}: Java and PyIceberg read exactly our rows after a compaction that dropped deleted rows from the pages`, async () => {
       const rows = 2000;
       let t = await flatTable(io, 3, rows, { formatVersion, properties: { 'write.parquet.page-size-bytes': '8192' } });
-      if (formatVersion === 3) {
-        // Rows carry their lineage once compacted: then files with deletion vectors merge.
-        const plan = await planAll(io, t.metadata);
-        const results = [];
-        for (const g of plan.groups) results.push(await rewriteGroup(io, t.metadata, plan, g));
-        await commitCompaction(t, plan, results);
-        t = await loadTable(t.location);
-      }
+      // v3: rows carry their lineage once compacted (decoded); then files with deletion vectors merge.
+      if (formatVersion === 3) t = (await compactMerged(t, true)).after;
       t = (await deleteRows(t, DELETED(rows))).table;
-      const before = await ourRows(t.location);
-      const plan = await planAll(io, t.metadata);
-      const results = [];
-      for (const g of plan.groups) results.push(await rewriteGroup(io, t.metadata, plan, g));
-      expect(results.flatMap((r) => r.outputs).every((o) => o.filePath.includes('-merge-'))).toBe(true);
-      await commitCompaction(t, plan, results);
-      const after = await loadTable(t.location);
-      const ours = await ourRows(after.location);
+      const { before, after, ours } = await compactMerged(t);
       expect(ours).toEqual(before);
       expect(sortRows(await javaRead(after.location))).toEqual(ours);
       expect(sortRows(await pyRead(after.metadataLocation))).toEqual(ours);
