@@ -17,6 +17,10 @@
  *   are in the file and their statistics count no null), since copied rows cannot inherit
  *   them from a file that is going away.
  *
+ * An input with position deletes or a deletion vector (no equality deletes) is merged with its
+ * deleted rows dropped from the pages when its columns allow it (row-group-merge.ts deleteProblem;
+ * table property `packice.rewrite.merge-deletes`), at any row-group size.
+ *
  * What the group's proof gets for copied rows: per row group, its row count and a digest of
  * the bytes read from the input (RowSetChecksum.addDigest), and after writing, the same from
  * the outputs re-read from storage. The map records one run per row group.

@@ -13,6 +13,10 @@
  * - **Copied**: every page byte for byte, except that pages indexing a dictionary are rewritten
  *   when the sources' dictionaries differ (below).
  *
+ * Rows deleted from a source row group (MergePart.deleted) are dropped as its pages are
+ * coalesced: every column of an output row group with deletes is coalesced, non-repeated columns
+ * only (deleteProblem), and its statistics follow the live rows (DroppedStatistics).
+ *
  * A column chunk holds at most one dictionary. When the sources' dictionaries together hold at
  * most `dictionaryBytes` (plain-encoded), one merged dictionary page (each distinct value once,
  * in first-seen order) leads the chunk and indices are re-mapped; larger, the indexed values are
@@ -26,7 +30,8 @@
  * group: its digest is SHA-256 of its row count, the schema's signature and, per column, its
  * pages — a page copied byte for byte by its bytes; a page of a copied chunk that had a
  * dictionary by what it holds (its levels as written, its values plain-encoded); a coalesced
- * column by its values plain-encoded, then its level runs, however pages cut them. The writer
+ * column by its values plain-encoded (or, dictionary-indexed on both sides, by its entries'
+ * fingerprints), then its level runs, however pages cut them. The writer
  * computes each segment's digest from the source as read; the proof recomputes it from the
  * output re-read from storage, walking each output column chunk by the page or value counts the
  * writer recorded. A page or value lost, added, moved between columns or segments, or altered
