@@ -65,7 +65,7 @@ interface Workload {
 const WORKLOADS: readonly Workload[] = [
   { name: 'small', label: '34 KB files (row-group merge)', local: join(CACHE, 'small-300') },
   { name: 'copy', label: '3.9 MB files, no deletes (column-chunk copy)', local: join(CACHE, 'cc-40x4mb') },
-  { name: 'deletes', label: '3.9 MB files with deletes (decode)', local: join(CACHE, 'cc-40x4mb-del') },
+  { name: 'deletes', label: '3.9 MB files with position deletes (merged, deleted rows dropped)', local: join(CACHE, 'cc-40x4mb-del') },
 ];
 
 async function buildTables(): Promise<void> {

@@ -59,7 +59,26 @@ def rows(start, n):
     }, schema=SCHEMA)
 
 
+def special(directory, variant, files, n):
+    """Variants of their own layout: `zeros` (a double column whose only zero is row 0, and its
+    negative), `delta` (the first file DELTA_BINARY_PACKED ids and DELTA_BYTE_ARRAY strings, no dictionary)."""
+    schema = pa.schema([field("id", pa.int64(), 1, nullable=False)] + (
+        [field("pos", pa.float64(), 2), field("neg", pa.float64(), 3)] if variant == "zeros" else [field("v", pa.string(), 2)]))
+    for f in range(files):
+        ids = list(range(f * n, (f + 1) * n))
+        if variant == "zeros":
+            t = pa.table({"id": ids, "pos": [float(i - f * n) for i in ids], "neg": [-float(i - f * n) for i in ids]}, schema=schema)
+            pq.write_table(t, f"{directory}/{variant}-{f}.parquet", compression="zstd")
+        else:
+            t = pa.table({"id": ids, "v": [f"value {i}" for i in ids]}, schema=schema)
+            # The first file DELTA-encoded, the others as pyarrow does by default (dictionaries).
+            delta = {"use_dictionary": False, "column_encoding": {"id": "DELTA_BINARY_PACKED", "v": "DELTA_BYTE_ARRAY"}} if f == 0 else {}
+            pq.write_table(t, f"{directory}/{variant}-{f}.parquet", compression="zstd", **delta)
+
+
 def write(directory, variant, files, n):
+    if variant in ("zeros", "delta"):
+        return special(directory, variant, files, n)
     flat = variant.startswith("flat-")
     version, compression, dictionary, group = VARIANTS[variant[5:] if flat else variant]
     for f in range(files):

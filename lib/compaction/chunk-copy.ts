@@ -264,6 +264,14 @@ export class ChunkCopy {
       ) merges.push({ task, source, read });
       else seed(task, read);
     });
+    // Where an input drops deleted rows, every column of its output row group is coalesced: the
+    // partition's other merged inputs must allow it too, else they are decoded (and so, below, all).
+    const dropping = new Set(merges.filter((m) => hasPositionDeletes(m.task)).map((m) => partitionOf(m.task)));
+    merges = merges.filter((m) => {
+      if (!dropping.has(partitionOf(m.task)) || hasPositionDeletes(m.task) || deleteProblem(m.source, zstd) === undefined) return true;
+      seed(m.task, m.read);
+      return false;
+    });
     // A partition with inputs to decode is decoded whole: merged apart, its small files would
     // leave two outputs where one does (the copy's row groups are large enough to stand alone).
     const copiedOrMerged = new Set([...sources, ...merges].map((s) => s.task));

@@ -79,9 +79,12 @@ export interface CopyTemplate {
   readonly leafPaths: readonly (readonly string[])[];
 }
 
-/** The signature of a schema element list: every field of every element but its name (4). */
+/**
+ * The signature of a schema element list: every field of every element but its name (4) and the
+ * root's repetition (3), which readers ignore (pyarrow writes REQUIRED there, parquet-wasm nothing).
+ */
 export function schemaSignature(schema: readonly TypedValue[]): string {
-  return schema.map((e) => canonical(typedFields(e).filter((f) => f.id !== 4))).join(';');
+  return schema.map((e, i) => canonical(typedFields(e).filter((f) => f.id !== 4 && !(i === 0 && f.id === 3)))).join(';');
 }
 
 const templates = new Map<string, CopyTemplate>();

@@ -1236,7 +1236,9 @@ class DroppedStatistics {
     if (this.hit || !t || (this.lo === undefined && this.hi === undefined)) return;
     const v = statValue(t, this.leaf.physical, bytes);
     if (v === undefined) return; // NaN: in no bound
-    const same = (b: typeof v | undefined): boolean => b !== undefined && !less(t, v, b) && !less(t, b, v);
+    // Numbers compare as numbers: a stored -0.0 minimum (Parquet's rule) is the +0.0 a row held.
+    const same = (b: typeof v | undefined): boolean =>
+      b !== undefined && (typeof v === 'number' && typeof b === 'number' ? v === b : !less(t, v, b) && !less(t, b, v));
     if (same(this.lo) || same(this.hi)) this.hit = true;
   }
 

@@ -5,6 +5,8 @@
  * (bounds recomputed where a deleted row held one), whole files deleted, v3 deletion vectors, S3;
  * and what still goes to the decoder: equality deletes, repeated or boolean columns, the property.
  */
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadTable, type Table } from '../../lib/catalog/table.js';
 import { MERGE_DELETES_PROPERTY } from '../../lib/compaction/chunk-copy.js';
@@ -15,7 +17,15 @@ import { InvalidFileError, ValidationError } from '../../lib/errors.js';
 import type { TableMetadata } from '../../lib/iceberg/table-metadata.js';
 import { fileIOFor } from '../../lib/io/index.js';
 import { LocalFileIO } from '../../lib/io/local.js';
-import { deleteByEquality, deleteRows } from '../../lib/table/operations.js';
+import { commitChanges, createNewTable, deleteByEquality, deleteRows } from '../../lib/table/operations.js';
+import { toDataFile } from '../../lib/table/data-writer.js';
+import { readFooter, splitOffsets } from '../../lib/parquet/footer.js';
+import { metricsFromStatistics } from '../../lib/parquet/statistics-metrics.js';
+import { metricsConfigFromProperties } from '../../lib/iceberg/metrics-config.js';
+import { currentSchema, specById } from '../../lib/iceberg/table-metadata.js';
+import type { StructType } from '../../lib/iceberg/types.js';
+import { REPO_ROOT, tempDir } from '../support/fixtures.js';
+import { PY_VENV } from '../support/pyiceberg.js';
 import { checkMap, chunkCopyTable, tableRows } from '../support/chunk-copy-table.js';
 import { DELETED, flatTable, MERGE } from '../support/flat-table.js';
 import { planAll } from '../support/compaction.js';
@@ -124,7 +134,45 @@ describe('merge with deletes: position deletes dropped from the pages', () => {
   });
 });
 
+/** Adds a Parquet file written elsewhere to an unpartitioned table as it is, its metrics from its footer. */
+async function addParquetFile(t: Table, path: string): Promise<Table> {
+  const read = await readFooter(io.newInputFile(path));
+  const schema = currentSchema(t.metadata);
+  const metrics = metricsFromStatistics(read.footer, read.footerBytes, schema, metricsConfigFromProperties(t.metadata.properties, schema, []));
+  const file = toDataFile(
+    { path, fileSizeInBytes: read.fileLength, recordCount: read.footer.numRows, splitOffsets: splitOffsets(read.footer), metrics, rowGroupCount: read.footer.rowGroups.length },
+    specById(t.metadata, t.metadata.defaultSpecId), {},
+  );
+  return commitChanges(t, { addedDataFiles: [file] });
+}
+
 describe('merge with deletes: what is still decoded', () => {
+  it('a partition whose input with deletes would share a row group with one whose pages rows cannot be dropped from (DELTA encodings)', async () => {
+    const schema: StructType = {
+      type: 'struct',
+      fields: [{ id: 1, name: 'id', required: true, type: { type: 'long' } }, { id: 2, name: 'v', required: false, type: { type: 'string' } }],
+    };
+    let t = await createNewTable(io, join(tempDir(), 'delta'), { formatVersion: 2, schema, properties: MERGE });
+    // One writer's two files (one bucket of the merge): ids 0-39 DELTA-encoded, 40-79 with dictionaries.
+    const dir = tempDir('packice-delta-');
+    execFileSync(join(PY_VENV, 'bin', 'python'), [join(REPO_ROOT, 'interop', 'python', 'parquet_variants.py'), 'write', dir, 'delta', '2', '40']);
+    for (const f of ['delta-0.parquet', 'delta-1.parquet']) t = await addParquetFile(t, join(dir, f));
+    // Without deletes the two merge (pyarrow's schema is the output's but for the root's repetition).
+    const clean = await planAll(io, t.metadata);
+    const merged = await rewriteGroup(io, t.metadata, clean, clean.groups[0]);
+    expect(merged.outputs.every(isMerge)).toBe(true);
+    expect([merged.checksums.rowsOut, merged.checksums.hashOut]).toEqual([merged.checksums.rowsIn, merged.checksums.hashIn]);
+    // Rows deleted from the second only: the first alone would merge (no rows to drop).
+    t = (await deleteRows(t, (r) => Number(r.id) >= 40 && Number(r.id) % 10 === 3)).table;
+    const before = await tableRows(t);
+    expect(before).toHaveLength(76);
+    const plan = await planAll(io, t.metadata);
+    const r = await rewriteGroup(io, t.metadata, plan, plan.groups[0]);
+    expect(r.outputs.some(isMerge)).toBe(false);
+    await commitCompaction(t, plan, [r]);
+    expect(await tableRows(await loadTable(t.location))).toEqual(before);
+  });
+
   it('equality deletes, a list or boolean column, or the property off', async () => {
     const cases: [string, () => Promise<Table>][] = [
       ['equality deletes', async () => deleteByEquality(await flatTable(io, 2, 60), [1], [{ id: 5n, category: 'a' }])],

@@ -211,6 +211,20 @@ describe('row-group merge with deleted rows dropped from the pages', () => {
     });
   }
 
+  it('recomputes a float bound whose only zero was deleted (a stored -0.0 minimum is the +0.0 a row held)', async () => {
+    const zeros: StructType = {
+      type: 'struct',
+      fields: [
+        { id: 1, name: 'id', required: true, type: { type: 'long' } },
+        { id: 2, name: 'pos', required: false, type: { type: 'double' } },
+        { id: 3, name: 'neg', required: false, type: { type: 'double' } },
+      ],
+    };
+    const paths = variant('zeros', 2, 50);
+    const { out } = await merge(paths, { writeSchema: zeros }, [[0], [0]]);
+    expect(statsNotData(out)).toEqual([]);
+  });
+
   it('the proof catches a damaged byte of a file with rows dropped', async () => {
     const paths = variant('flat-v2-gzip-dict', 3, ROWS);
     const { file } = await merge(paths, { fault: 'alter-byte' }, deleted);
