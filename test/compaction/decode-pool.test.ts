@@ -13,7 +13,7 @@ import { LocalFileIO } from '../../lib/io/local.js';
 import type { TableMetadata } from '../../lib/iceberg/table-metadata.js';
 import type { Row } from '../../lib/iceberg/values.js';
 import { appendRows, createNewTable, deleteByEquality, deleteRows, updateSchema } from '../../lib/table/operations.js';
-import { planAll } from '../support/compaction.js';
+import { DECODE_ONLY, planAll } from '../support/compaction.js';
 import { tempDir } from '../support/fixtures.js';
 import { listTree } from '../support/table-files.js';
 import { failOnUnhandledRejections } from '../support/unhandled.js';
@@ -47,7 +47,7 @@ function row(id: number): Row {
 
 /** Ten files of 40-60 rows; deletes of every kind the format version has; a column added after the first files. */
 async function buildTable(formatVersion: 2 | 3): Promise<Table> {
-  let t = await createNewTable(io, join(tempDir(), `pool-v${formatVersion}`), { formatVersion, schema: SCHEMA });
+  let t = await createNewTable(io, join(tempDir(), `pool-v${formatVersion}`), { formatVersion, schema: SCHEMA, properties: DECODE_ONLY });
   let id = 0;
   for (let f = 0; f < 6; f++) t = await appendRows(t, Array.from({ length: 40 + f * 4 }, () => row(id++)));
   t = (await deleteRows(t, (r) => (r.id as bigint) % 9n === 0n)).table;

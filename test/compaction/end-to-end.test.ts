@@ -8,7 +8,6 @@ import { join, relative } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ObjectStoreCatalog } from '../../lib/catalog/object-store-catalog.js';
 import { loadTable, type Table } from '../../lib/catalog/table.js';
-import { MERGE_MIN_ROW_GROUP_BYTES_PROPERTY } from '../../lib/compaction/chunk-copy.js';
 import { commitCompaction } from '../../lib/compaction/commit.js';
 import { ValidationError } from '../../lib/errors.js';
 import type { FileIO } from '../../lib/io/file-io.js';
@@ -26,6 +25,7 @@ import { sortRows, type CanonicalRow } from '../support/canonical-rows.js';
 import { FIXTURE_TABLES, FIXTURES, tempDir } from '../support/fixtures.js';
 import { ensureJavaHarness, javaInfo, javaRead, javaWrite, JAVA_SCENARIOS } from '../support/java.js';
 import { pyRead } from '../support/pyiceberg.js';
+import { DECODE_ONLY } from '../support/compaction.js';
 
 const io = new LocalFileIO();
 
@@ -45,7 +45,6 @@ function row(id: number, category: string): Row {
 
 /** Many small commits, deletes of every kind the version allows, a schema and a spec change. */
 /** For the decode path's faults (dropRow, failAfterOutputs): no input merged (merges are tested apart). */
-const DECODE_ONLY = { [MERGE_MIN_ROW_GROUP_BYTES_PROPERTY]: String(2 ** 50) };
 
 async function streamingTable(formatVersion: 2 | 3, partitioned: boolean, eq: boolean, properties: Record<string, string> = {}): Promise<Table> {
   const location = join(tempDir(), `stream-v${formatVersion}-${partitioned ? 'p' : 'u'}${eq ? '-eq' : ''}`);

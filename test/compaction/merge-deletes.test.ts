@@ -6,6 +6,7 @@
  * and what still goes to the decoder: equality deletes, repeated or boolean columns, the property.
  */
 import { execFileSync } from 'node:child_process';
+import { truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadTable, type Table } from '../../lib/catalog/table.js';
@@ -121,6 +122,20 @@ describe('merge with deletes: position deletes dropped from the pages', () => {
     }
     await commitCompaction(t, plan, results);
     expect(await tableRows(await loadTable(t.location))).toEqual(before);
+  });
+
+  it('fails naming an input shorter than its manifest says, nothing left behind', async () => {
+    let t = await flatTable(io, 3, 60);
+    t = (await deleteRows(t, DELETED(60))).table;
+    const plan = await planAll(io, t.metadata);
+    const input = plan.groups[0].inputs[1].file;
+    truncateSync(input.filePath, Number(input.fileSizeInBytes) - 10);
+    const tree = listTree(t.location);
+    const err = await rewriteGroup(io, t.metadata, plan, plan.groups[0]).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InvalidFileError);
+    expect((err as InvalidFileError).path).toBe(input.filePath);
+    expect((err as Error).message).toMatch(/truncated or shorter than expected/);
+    expect(listTree(t.location)).toEqual(tree);
   });
 
   it('fails the rewrite on a damaged byte, nothing left behind', async () => {

@@ -18,7 +18,7 @@ import { S3FileIO } from '../../lib/io/s3.js';
 import { S3RequestCounter } from '../../lib/io/s3-requests.js';
 import { readFooter } from '../../lib/parquet/footer.js';
 import { appendRows, createNewTable, deleteRows } from '../../lib/table/operations.js';
-import { planAll } from '../support/compaction.js';
+import { DECODE_ONLY, planAll } from '../support/compaction.js';
 import { freshBucket, testS3Endpoint } from '../support/s3.js';
 import { failOnUnhandledRejections } from '../support/unhandled.js';
 
@@ -94,7 +94,7 @@ describe('the decode path proves its outputs with several row groups in flight (
     location = `s3://${await freshBucket()}/proof-window`;
     s3 = new S3FileIO({ endpoint: testS3Endpoint() });
     // Small row groups, so that the one output has many.
-    t = await createNewTable(s3, location, { formatVersion: 2, schema: SCHEMA, properties: { 'write.parquet.row-group-size-bytes': '65536' } });
+    t = await createNewTable(s3, location, { formatVersion: 2, schema: SCHEMA, properties: { 'write.parquet.row-group-size-bytes': '65536', ...DECODE_ONLY } });
     for (let f = 0; f < 4; f++) {
       t = await appendRows(t, Array.from({ length: 5_000 }, (_, i) => ({ id: BigInt(f * 5_000 + i), name: randomBytes(24).toString('base64') })));
     }

@@ -10,7 +10,7 @@ import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Table } from '../../lib/catalog/table.js';
 import type { GroupResult, Plan } from '../../lib/compaction/messages.js';
-import { MERGE_MIN_ROW_GROUP_BYTES_PROPERTY, READ_AHEAD_BYTES_PROPERTY } from '../../lib/compaction/chunk-copy.js';
+import { READ_AHEAD_BYTES_PROPERTY } from '../../lib/compaction/chunk-copy.js';
 import { rewriteGroup } from '../../lib/compaction/rewriter.js';
 import { InvalidFileError, NotFoundError } from '../../lib/errors.js';
 import { dataFileFromJson } from '../../lib/iceberg/data-file-json.js';
@@ -22,7 +22,7 @@ import { S3RequestCounter } from '../../lib/io/s3-requests.js';
 import { readRows } from '../../lib/table/data-reader.js';
 import { appendRows, createNewTable, deleteRows } from '../../lib/table/operations.js';
 import { scanRows } from '../../lib/table/scan.js';
-import { planAll } from '../support/compaction.js';
+import { DECODE_ONLY, planAll } from '../support/compaction.js';
 import { CountingIO } from '../support/counting-io.js';
 import { testS3Client } from '../support/moto.js';
 import { freshBucket, testS3Endpoint } from '../support/s3.js';
@@ -30,7 +30,6 @@ import { failOnUnhandledRejections } from '../support/unhandled.js';
 import { smallTable } from '../support/small-table.js';
 
 /** The decoder's read-ahead is what these tests watch: no input merged. */
-const DECODE_ONLY = { [MERGE_MIN_ROW_GROUP_BYTES_PROPERTY]: String(2 ** 50) };
 
 const SCHEMA = {
   type: 'struct' as const,

@@ -7,7 +7,6 @@ import { readCompactionMap } from '../../lib/compaction/compaction-map.js';
 import { remapPosition } from '../../lib/compaction/remap.js';
 import { dataFileFromJson } from '../../lib/iceberg/data-file-json.js';
 import type { DataFileJson, FileGroup, GroupResult, Plan } from '../../lib/compaction/messages.js';
-import { MERGE_MIN_ROW_GROUP_BYTES_PROPERTY } from '../../lib/compaction/chunk-copy.js';
 import { rewriteGroup, scanTaskOf } from '../../lib/compaction/rewriter.js';
 import { ValidationError } from '../../lib/errors.js';
 import { LocalFileIO } from '../../lib/io/local.js';
@@ -30,7 +29,7 @@ import {
   appendRows, commitChanges, createNewTable, deleteByEquality, deleteRows, updateSchema, updateSpec,
 } from '../../lib/table/operations.js';
 import { LAST_UPDATED_SEQUENCE_NUMBER_FIELD, readTask, ROW_ID_FIELD, scanRows } from '../../lib/table/scan.js';
-import { planAll } from '../support/compaction.js';
+import { DECODE_ONLY, planAll } from '../support/compaction.js';
 import { tempDir } from '../support/fixtures.js';
 import { listTree } from '../support/table-files.js';
 
@@ -68,7 +67,6 @@ const IDENTITY = { kind: 'identity' } as const;
  * a promoted (int → long) and an added column, and deletes of every kind the version allows.
  */
 /** These tests are the decode path's: no input is merged (test/compaction/row-group-merge.test.ts has the merge). */
-const DECODE_ONLY = { [MERGE_MIN_ROW_GROUP_BYTES_PROPERTY]: String(2 ** 50) };
 
 async function buildTable(formatVersion: 2 | 3): Promise<Table> {
   const location = join(tempDir(), `rewrite-v${formatVersion}`);

@@ -11,6 +11,10 @@ import { dataFileToJson } from '../../lib/iceberg/data-file-json.js';
 import type { CompactionPolicy, FileGroup, GroupInput, Plan } from '../../lib/compaction/messages.js';
 import { partitionFolder } from '../../lib/iceberg/locations.js';
 import { currentSchema, specById } from '../../lib/iceberg/table-metadata.js';
+import { MERGE_DELETES_PROPERTY, MERGE_MIN_ROW_GROUP_BYTES_PROPERTY } from '../../lib/compaction/chunk-copy.js';
+
+/** Table properties that keep a table's small inputs, and its inputs with deletes, on the decode path (tests of that path). */
+export const DECODE_ONLY = { [MERGE_MIN_ROW_GROUP_BYTES_PROPERTY]: String(2 ** 50), [MERGE_DELETES_PROPERTY]: 'false' };
 
 export const TEST_POLICY: Plan['policy'] = {
   targetFileSizeBytes: 512 * 1024 * 1024,
