@@ -389,14 +389,31 @@ function takeApart(chunk: Uint8Array, page: Page, leaf: Leaf, codec: PageCodec):
   };
 }
 
-/** A dictionary-indexed page's indices. */
-function indicesOf(p: DataPage, dictSize: number): Int32Array {
+/**
+ * Buffers reused page after page for what is used up before the next page is taken apart
+ * (hashed, or copied into the page being assembled): less garbage for the collector's threads.
+ */
+const scratch = {
+  intBuf: new Int32Array(1 << 16),
+  byteBuf: new Uint8Array(1 << 20),
+  ints(n: number): Int32Array {
+    if (this.intBuf.length < n) this.intBuf = new Int32Array(Math.max(n, this.intBuf.length * 2));
+    return this.intBuf.subarray(0, n);
+  },
+  bytes(n: number): Uint8Array {
+    if (this.byteBuf.length < n) this.byteBuf = new Uint8Array(Math.max(n, this.byteBuf.length * 2));
+    return this.byteBuf.subarray(0, n);
+  },
+};
+
+/** A dictionary-indexed page's indices (`transient`: in a buffer the next page's reuse). */
+function indicesOf(p: DataPage, dictSize: number, transient = false): Int32Array {
   if (p.values.length === 0) {
     if (p.nonNull > 0) throw new RleError('dictionary indices are missing');
     return new Int32Array(0);
   }
   const width = p.values[0];
-  const out = new Int32Array(p.nonNull);
+  const out = transient ? scratch.ints(p.nonNull) : new Int32Array(p.nonNull);
   decodeHybrid(p.values, 1, p.values.length, width, p.nonNull, out);
   for (let i = 0; i < out.length; i++) {
     if (out[i] < 0 || out[i] >= dictSize) throw new RleError(`dictionary index ${out[i]} is past the dictionary's ${dictSize} values`);
@@ -1078,7 +1095,7 @@ function coalesceColumn(
       let plain: Uint8Array | undefined;
       if (isDictionaryEncoding(p.encoding)) {
         if (!dict) throw new RleError('a dictionary-indexed page in a chunk without a dictionary');
-        const all = indicesOf(p, dict.offsets.length - 1);
+        const all = indicesOf(p, dict.offsets.length - 1, drop !== undefined);
         if (drop) for (const j of drop.dropped) dropStats!.value(statBytes(dict.bytes, dict.offsets[all[j]], dict.offsets[all[j] + 1], dict.prefix));
         indices = drop ? keptIndices(all, drop.keep) : all;
       } else if (drop) {
@@ -1190,10 +1207,11 @@ function keptIndices(all: Int32Array, keep: readonly number[]): Int32Array {
   return out;
 }
 
+/** The plain values kept, in a buffer the next page reuses. */
 function keptPlain(values: Uint8Array, keep: readonly number[], offset: (i: number) => number): Uint8Array {
   let n = 0;
   for (let i = 0; i < keep.length; i += 2) n += offset(keep[i + 1]) - offset(keep[i]);
-  const out = new Uint8Array(n);
+  const out = scratch.bytes(n);
   let at = 0;
   for (let i = 0; i < keep.length; i += 2) {
     const s = offset(keep[i]);
@@ -1289,7 +1307,7 @@ function liveBounds(
     row += p.numValues;
     const keep = drop ? drop.keep : [0, p.nonNull];
     if (isDictionaryEncoding(p.encoding)) {
-      const indices = indicesOf(p, used!.length);
+      const indices = indicesOf(p, used!.length, true);
       for (let i = 0; i < keep.length; i += 2) for (let j = keep[i]; j < keep[i + 1]; j++) used![indices[j]] = 1;
       continue;
     }
@@ -1359,7 +1377,7 @@ function rehashCoalesced(
     let values: Uint8Array;
     if (prints) {
       if (!isDictionaryEncoding(p.encoding)) throw new RleError(`a page of column ${k}, written dictionary-indexed, holds values in encoding ${p.encoding}`);
-      values = fingerprinted(indicesOf(p, dict!.offsets.length - 1), prints);
+      values = fingerprinted(indicesOf(p, dict!.offsets.length - 1, true), prints);
     } else values = valuesOf(p, dict).values;
     const repAt = { run: 0, used: 0 };
     const defAt = { run: 0, used: 0 };
