@@ -1194,7 +1194,7 @@ function plainOffsets(values: Uint8Array, count: number, width: number): (i: num
   return (i) => offsets[i];
 }
 
-/** The values of `keep`'s ranges: indices, or plain bytes located by `offset`. */
+/** The indices in `keep`'s ranges, in a new array (the page being assembled holds it). */
 function keptIndices(all: Int32Array, keep: readonly number[]): Int32Array {
   let n = 0;
   for (let i = 0; i < keep.length; i += 2) n += keep[i + 1] - keep[i];
