@@ -199,7 +199,7 @@ export async function rssPhase(location: string, maxGroupBytes: number, decodeWo
   const c0 = process.cpuUsage();
   let result: GroupResult;
   try {
-    // decodeAll: no row group is copied or merged undecoded (as for inputs with deletes), so the decode path is what is measured.
+    // decodeAll: no row group is copied or merged undecoded (as for inputs the merge cannot take), so the decode path is what is measured.
     const never = String(Number.MAX_SAFE_INTEGER);
     const metadata = decodeAll ? { ...table.metadata, properties: { ...table.metadata.properties, [COPY_MIN_ROW_GROUP_BYTES_PROPERTY]: never, [MERGE_MIN_ROW_GROUP_BYTES_PROPERTY]: never } } : table.metadata;
     result = await rewriteGroup(table.io, metadata, plan, group, decodeOptions(decodeWorkers));

@@ -3,7 +3,7 @@
  * of `info`, `plan`, `health` and `compact` (their `--json` forms are the messages themselves).
  */
 import type { TableHealth } from '../compaction/health.js';
-import type { Plan } from '../compaction/messages.js';
+import type { InputPaths, Plan } from '../compaction/messages.js';
 import { REWRITE_FAILED } from '../pipeline/group-outcome.js';
 import type { RunReport } from '../pipeline/local-runner.js';
 import type { RewriteManifestsResult } from '../maintenance/rewrite-manifests.js';
@@ -256,6 +256,8 @@ export interface CompactGroupSummary {
   readonly bytes: number;
   readonly status: 'committed' | 'aborted' | 'failed' | 'not-run';
   readonly reason?: string;
+  /** Inputs copied, merged page by page or decoded (a rewritten group). */
+  readonly inputPaths?: InputPaths;
 }
 
 /**
@@ -269,8 +271,10 @@ export function compactSummary(r: RunReport, dryRun: boolean): object {
   const aborted = new Map((c?.abortedGroups ?? []).map((a) => [a.groupId, a.reason]));
   // A rewrite that failed is an aborted group whose reason says so (lib/pipeline/group-outcome.ts).
   const failed = new Set([...aborted].filter(([, reason]) => reason.startsWith(REWRITE_FAILED)).map(([id]) => id));
+  const paths = new Map(r.results.map((x) => [x.groupId, x.inputPaths]));
   const groups: CompactGroupSummary[] = r.plan.groups.map((g) => {
     const reason = aborted.get(g.id);
+    const inputPaths = paths.get(g.id);
     return {
       id: g.id,
       partition: g.partitionPath,
@@ -278,6 +282,7 @@ export function compactSummary(r: RunReport, dryRun: boolean): object {
       bytes: g.estimate.bytesToRead,
       status: committed.has(g.id) ? 'committed' : failed.has(g.id) ? 'failed' : aborted.has(g.id) ? 'aborted' : 'not-run',
       ...(reason !== undefined ? { reason } : {}),
+      ...(inputPaths ? { inputPaths } : {}),
     };
   });
   return {

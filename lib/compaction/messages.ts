@@ -125,6 +125,14 @@ export interface GroupResult {
   readonly bytesRead: number;
   readonly bytesWritten: number;
   readonly durationMs: number;
+  /** How many inputs had their row groups copied, merged page by page (deleted rows dropped there too) or decoded. */
+  readonly inputPaths?: InputPaths;
+}
+
+export interface InputPaths {
+  readonly copied: number;
+  readonly merged: number;
+  readonly decoded: number;
 }
 
 export interface AbortedGroup {

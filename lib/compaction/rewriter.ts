@@ -210,6 +210,7 @@ export async function rewriteGroup(
       bytesRead: bytesRead(tasks),
       bytesWritten: outputs.reduce((n, f) => n + Number(f.fileSizeInBytes), 0) + mapBytes,
       durationMs: Math.round(performance.now() - started),
+      inputPaths: { copied: copy.copiedInputs, merged: copy.mergedInputs, decoded: copy.decode.length },
     };
   } catch (e) {
     await out.abort();

@@ -80,9 +80,14 @@ describe('compact report', () => {
     expect((JSON.parse(verbose.stdout) as RunReport).plan.groups[0].inputs.length).toBeGreaterThan(0);
     const r = await runMain(['compact', location, '--json', '--parallelism', '1']);
     expect(r.stderr).toBe('');
-    const out = JSON.parse(r.stdout) as { groups: { status: string }[]; commit: { committedSnapshotIds: string[] } };
+    const out = JSON.parse(r.stdout) as {
+      groups: { status: string; files: number; inputPaths?: { copied: number; merged: number; decoded: number } }[];
+      commit: { committedSnapshotIds: string[] };
+    };
     expect(out.groups).toHaveLength(8);
     expect(out.groups.every((g) => g.status === 'committed')).toBe(true);
+    // Each group says how its inputs went: copied, merged page by page, or decoded.
+    for (const g of out.groups) expect(g.inputPaths && g.inputPaths.copied + g.inputPaths.merged + g.inputPaths.decoded).toBe(g.files);
     expect(out.commit.committedSnapshotIds).toHaveLength(1);
     expect(Buffer.byteLength(r.stdout)).toBeLessThan(10 * 1024);
     expect(Buffer.byteLength(dry.stdout)).toBeLessThan(10 * 1024);

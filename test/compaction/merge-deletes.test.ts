@@ -54,6 +54,7 @@ describe('merge with deletes: position deletes dropped from the pages', () => {
       const r = await rewriteGroup(io, t.metadata, plan, group);
       expect(r.outputs).toHaveLength(1);
       expect(isMerge(r.outputs[0])).toBe(true);
+      expect(r.inputPaths).toEqual({ copied: 0, merged: group.inputs.length, decoded: 0 });
       expect(r.checksums.rowsOut).toBe(r.checksums.rowsIn);
       expect(r.checksums.hashOut).toBe(r.checksums.hashIn);
       await checkMap(io, t.metadata, plan, r, DELETED(rows));
@@ -201,7 +202,9 @@ describe('merge with deletes: what is still decoded', () => {
       const results: GroupResult[] = [];
       for (const g of plan.groups) results.push(await rewriteGroup(io, t.metadata, plan, g));
       const deletesIn = plan.groups.find((g) => g.inputs.some((i) => i.deletes.length > 0))!;
-      expect(results.find((r) => r.groupId === deletesIn.id)!.outputs.some(isMerge), name).toBe(false);
+      const r = results.find((x) => x.groupId === deletesIn.id)!;
+      expect(r.outputs.some(isMerge), name).toBe(false);
+      expect(r.inputPaths, name).toEqual({ copied: 0, merged: 0, decoded: deletesIn.inputs.length });
       await commitCompaction(t, plan, results);
       expect(await tableRows(await loadTable(t.location)), name).toEqual(before);
     }
