@@ -232,8 +232,7 @@ function byteArrayOffsets(bytes: Uint8Array, count: number): Int32Array {
 function plainValues(bytes: Uint8Array, count: number, leaf: Leaf): PlainValues {
   if (leaf.physical === PhysicalType.BYTE_ARRAY) return { bytes, offsets: byteArrayOffsets(bytes, count), prefix: 4 };
   const offsets = new Int32Array(count + 1);
-  const width = { [PhysicalType.INT32]: 4, [PhysicalType.FLOAT]: 4, [PhysicalType.INT64]: 8, [PhysicalType.DOUBLE]: 8, [PhysicalType.INT96]: 12 }[leaf.physical]
-    ?? (leaf.physical === PhysicalType.FIXED_LEN_BYTE_ARRAY ? leaf.typeLength : 0);
+  const width = plainWidth(leaf);
   if (width <= 0) throw new RleError(`physical type ${leaf.physical} has no dictionary`);
   if (count * width > bytes.length) throw new RleError(`a dictionary of ${count} values of ${width} bytes has ${bytes.length}`);
   for (let i = 0; i <= count; i++) offsets[i] = i * width;
@@ -298,19 +297,15 @@ function fingerprints(dict: PlainValues): Uint32Array {
   return out;
 }
 
-/** Where fingerprinted writes (hashed at once, so one buffer serves every page). */
-let printed = new Uint32Array(1 << 16);
-
-/** The fingerprints of `indices`' entries in order, as bytes: valid until the next call. */
+/** The fingerprints of `indices`' entries in order, as bytes, in a buffer the next page reuses (hashed at once). */
 function fingerprinted(indices: Int32Array, fp: Uint32Array): Uint8Array {
-  if (printed.length < indices.length * 2) printed = new Uint32Array(Math.max(indices.length * 2, printed.length * 2));
-  const out = printed;
+  const out = scratch.words(indices.length * 2);
   for (let i = 0; i < indices.length; i++) {
     const j = indices[i] * 2;
     out[2 * i] = fp[j];
     out[2 * i + 1] = fp[j + 1];
   }
-  return new Uint8Array(out.buffer, 0, indices.length * 8);
+  return new Uint8Array(out.buffer, out.byteOffset, indices.length * 8);
 }
 
 /**
@@ -395,10 +390,16 @@ function takeApart(chunk: Uint8Array, page: Page, leaf: Leaf, codec: PageCodec):
  */
 const scratch = {
   intBuf: new Int32Array(1 << 16),
+  wordBuf: new Uint32Array(1 << 16),
   byteBuf: new Uint8Array(1 << 20),
   ints(n: number): Int32Array {
     if (this.intBuf.length < n) this.intBuf = new Int32Array(Math.max(n, this.intBuf.length * 2));
     return this.intBuf.subarray(0, n);
+  },
+  /** Fingerprints (indices are read from `ints` meanwhile: a buffer of their own). */
+  words(n: number): Uint32Array {
+    if (this.wordBuf.length < n) this.wordBuf = new Uint32Array(Math.max(n, this.wordBuf.length * 2));
+    return this.wordBuf.subarray(0, n);
   },
   bytes(n: number): Uint8Array {
     if (this.byteBuf.length < n) this.byteBuf = new Uint8Array(Math.max(n, this.byteBuf.length * 2));

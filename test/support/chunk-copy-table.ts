@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { Table } from '../../lib/catalog/table.js';
 import { readCompactionMap } from '../../lib/compaction/compaction-map.js';
-import type { GroupResult, Plan } from '../../lib/compaction/messages.js';
+import type { DataFileJson, GroupResult, Plan } from '../../lib/compaction/messages.js';
 import { remapPosition } from '../../lib/compaction/remap.js';
 import { stringifyJson } from '../../lib/iceberg/json.js';
 import { rowToJson } from '../../lib/iceberg/row-json.js';
@@ -106,4 +106,17 @@ export async function checkMap(io: FileIO, m: TableMetadata, plan: Plan, result:
       });
     }
   }
+}
+
+export function withProperties(m: TableMetadata, properties: Readonly<Record<string, string>>): TableMetadata {
+  return { ...m, properties: { ...m.properties, ...properties } };
+}
+
+/** An output written undecoded (copied or merged) has the metrics the decode path gives the same rows. */
+export function expectDecodedMetrics(undecoded: DataFileJson, decoded: DataFileJson): void {
+  expect(undecoded.recordCount).toBe(decoded.recordCount);
+  expect(undecoded.valueCounts).toEqual(decoded.valueCounts);
+  expect(undecoded.nullValueCounts).toEqual(decoded.nullValueCounts);
+  expect(undecoded.lowerBounds).toEqual(decoded.lowerBounds);
+  expect(undecoded.upperBounds).toEqual(decoded.upperBounds);
 }
