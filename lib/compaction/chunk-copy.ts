@@ -27,6 +27,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FileIO } from '../io/file-io.js';
+import { mapLimit } from '../io/map-limit.js';
 import { partitionFolder, tableLocationProvider } from '../iceberg/locations.js';
 import { FileContent, type DataFile } from '../iceberg/manifest.js';
 import { metricsConfigFromProperties, type MetricsConfig } from '../iceberg/metrics-config.js';
@@ -178,19 +179,6 @@ function footerProblem(source: CopySource, template: CopyTemplate, task: FileSca
   return undefined;
 }
 
-/** Runs `fn` over `items`, `limit` at a time, results in order. */
-async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (t: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
-}
 
 /**
  * A group's chunk copy: which inputs it takes (`copied`), the rest left for decoding (`decode`),

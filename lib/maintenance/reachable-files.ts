@@ -6,6 +6,7 @@
  */
 import { NotFoundError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
+import { mapLimit } from '../io/map-limit.js';
 import { isDeletionVector } from '../iceberg/delete-file.js';
 import { isJsonObject, type JsonObject } from '../iceberg/json.js';
 import { FileContent, ManifestEntryStatus, readManifestFile } from '../iceberg/manifest.js';
@@ -121,19 +122,6 @@ export function statisticsFiles(m: TableMetadata, snapshotIds: ReadonlySet<bigin
   return out;
 }
 
-/** `f` over `items` with at most `limit` calls in flight; results in input order. */
-async function mapBounded<T, R>(items: readonly T[], limit: number, f: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await f(items[i]);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
-  return out;
-}
 
 /** Reads what `snapshots` reach into a new FileSet (or `into`). */
 export async function reachableFromSnapshots(
@@ -144,7 +132,7 @@ export async function reachableFromSnapshots(
 ): Promise<Reached> {
   const manifests = new Map<string, { path: string; size?: number }>();
   const list = [...snapshots];
-  const lists = await mapBounded(list, options.concurrency ?? 8, (s) =>
+  const lists = await mapLimit(list, options.concurrency ?? 8, (s) =>
     s.manifestList === undefined ? Promise.resolve(undefined) : ifPresent(options.missing, () => readManifestList(io, s.manifestList!)),
   );
   list.forEach((s, i) => {
@@ -161,7 +149,7 @@ export async function reachableFromSnapshots(
 
   const toRead = [...manifests].filter(([k]) => !options.skipManifests?.has(k)).map(([, v]) => v.path);
   let read = 0;
-  await mapBounded(toRead, options.concurrency ?? 8, async (path) => {
+  await mapLimit(toRead, options.concurrency ?? 8, async (path) => {
     const bytes = await ifPresent(options.missing, () => io.read(path));
     if (bytes !== undefined) {
       const opened = await readManifestFile(bytes, path);

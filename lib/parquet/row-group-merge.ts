@@ -37,7 +37,6 @@
  * writer recorded. A page or value lost, added, moved between columns or segments, or altered
  * changes a digest.
  */
-import { createHash, type Hash } from 'node:crypto';
 import * as zlib from 'node:zlib';
 import { InvalidFileError, PackiceError } from '../errors.js';
 import type { FileIO, InputFile } from '../io/file-io.js';
@@ -46,9 +45,10 @@ import { indexById } from '../iceberg/schema.js';
 import { isPrimitive, type PrimitiveType, type StructType } from '../iceberg/types.js';
 import {
   chunkSpans, damaged, DEFAULT_COPY_READ_BYTES, edit, fileTail, partBytes, readChunks, rereadChunks, schemaSignature,
-  type ChunkFault, type ChunkSpan, type CopyPart, type CopyReads, type CopySource, type CopyTemplate, type Digest, type HeldBytes,
+  type ChunkFault, type ChunkSpan, type CopyPart, type CopyReads, type CopySource, type CopyTemplate, type HeldBytes,
 } from './chunk-copy.js';
 import { type ZstdCodec } from './compression-codec.js';
+import { digestHasher, type Digest, type DigestHash, type DigestHasher } from './digest.js';
 import { Codec, decodeFooter, leafColumns, PARQUET_MAGIC_BYTES, PhysicalType, readFooter, schemaTree, splitOffsets, type ParquetFooter } from './footer.js';
 import { PageType, readPages, type Page } from './page-compression.js';
 import { bitWidth, decodeBitPacked, decodeHybrid, decodeRuns, encodeHybrid, encodeRuns, RleError, Runs } from './rle.js';
@@ -431,7 +431,7 @@ function valuesOf(p: DataPage, dict: PlainValues | undefined): { encoding: numbe
 }
 
 /** Adds a page by what it holds to `h`: levels as written, then values (plain-encoded where they were indexed). */
-function hashLogical(h: Hash, p: DataPage, v: { encoding: number; values: Uint8Array }): void {
+function hashLogical(h: DigestHash, p: DataPage, v: { encoding: number; values: Uint8Array }): void {
   h.update(`L ${p.page.type} ${p.described} ${p.levels.length} ${v.encoding} ${v.values.length}\n`);
   h.update(p.levels);
   h.update(v.values);
@@ -675,7 +675,7 @@ function headerOf(page: Page): number {
  * hash and records its page count and mode.
  */
 function mergeColumn(
-  k: number, leaf: Leaf, groups: readonly SourceGroup[], hashes: readonly Hash[], pageCounts: number[][], modes: ColumnMode[][],
+  k: number, leaf: Leaf, groups: readonly SourceGroup[], hashes: readonly DigestHash[], pageCounts: number[][], modes: ColumnMode[][],
   codec: PageCodec | undefined, options: MergeOptions,
 ): BuiltChunk {
   const parts: Uint8Array[] = [];
@@ -993,7 +993,7 @@ class SegmentPieces {
   readonly def = new Runs();
   private valueBytes = 0;
 
-  constructor(private readonly h: Hash) {}
+  constructor(private readonly h: DigestHash) {}
 
   /** Values go straight into the segment's hash (nothing is held); the levels and counts follow at the end. */
   values(v: Uint8Array): void {
@@ -1015,7 +1015,7 @@ class SegmentPieces {
  * fits, else they are written plain.
  */
 function coalesceColumn(
-  k: number, leaf: Leaf, groups: readonly SourceGroup[], hashes: readonly Hash[], pageCounts: number[][], modes: ColumnMode[][],
+  k: number, leaf: Leaf, groups: readonly SourceGroup[], hashes: readonly DigestHash[], pageCounts: number[][], modes: ColumnMode[][],
   codec: PageCodec, options: MergeOptions,
 ): BuiltChunk {
   const parts: Uint8Array[] = [];
@@ -1353,7 +1353,7 @@ function takeRuns(src: Runs, cursor: { run: number; used: number }, n: number, o
 /** Recomputes a coalesced column's segment hashes from its output pages (after the dictionary page, if any). */
 function rehashCoalesced(
   k: number, leaf: Leaf, chunk: Uint8Array, pages: readonly Page[], dict: PlainValues | undefined,
-  segments: readonly MergedSegment[], hashes: readonly Hash[], codec: PageCodec | undefined,
+  segments: readonly MergedSegment[], hashes: readonly DigestHash[], codec: PageCodec | undefined,
 ): void {
   if (!codec) throw new RleError('no codec to read coalesced pages');
   const mode = segments[0].modes[k];
@@ -1411,13 +1411,8 @@ function inSource<T>(g: SourceGroup, k: number, fn: () => T): T {
   }
 }
 
-function segmentHash(rows: number, signature: string): Hash {
-  return createHash('sha256').update(`rows ${rows}\n${signature}\n`);
-}
-
-function digestOf(h: Hash): Digest {
-  const d = h.digest();
-  return [d.readUInt32BE(0), d.readUInt32BE(4)];
+function segmentHash(hasher: DigestHasher, rows: number, signature: string): DigestHash {
+  return hasher().update(`rows ${rows}\n${signature}\n`);
 }
 
 function fileFault(path: string, e: unknown, what: string): InvalidFileError {
@@ -1453,9 +1448,10 @@ export async function writeMergedFile(
   let at = 0;
   let rows = 0;
   let footer: Uint8Array | undefined;
+  const hasher = await digestHasher();
 
   const build = (groups: SourceGroup[]): { parts: Uint8Array[]; rowGroup: TypedField[] } => {
-    const hashes = groups.map((g) => segmentHash(g.rows, template.signature));
+    const hashes = groups.map((g) => segmentHash(hasher, g.rows, template.signature));
     const pageCounts = groups.map(() => new Array<number>(leaves.length));
     const modes = groups.map(() => new Array<ColumnMode>(leaves.length));
     const rgStart = at;
@@ -1495,7 +1491,7 @@ export async function writeMergedFile(
     const segments: MergedSegment[] = [];
     let firstRow = rows;
     groups.forEach((g, i) => {
-      segments.push({ part: g.part, rows: g.rows, firstRow, digest: digestOf(hashes[i]), pages: pageCounts[i], modes: modes[i] });
+      segments.push({ part: g.part, rows: g.rows, firstRow, digest: hashes[i].digest(), pages: pageCounts[i], modes: modes[i] });
       firstRow += g.rows;
     });
     rows += numRows;
@@ -1566,7 +1562,7 @@ export interface RereadSegment {
 
 /** The digests of one output row group's segments, from its chunks' bytes as re-read. */
 function segmentDigests(
-  leaves: readonly Leaf[], codecs: readonly (PageCodec | undefined)[], signature: string,
+  hasher: DigestHasher, leaves: readonly Leaf[], codecs: readonly (PageCodec | undefined)[], signature: string,
   segments: readonly MergedSegment[], bytes: readonly Uint8Array[], rows: number,
 ): Digest[] {
   // The rows the writer recorded must be the footer's, and a non-repeated column's values its rows.
@@ -1577,7 +1573,7 @@ function segmentDigests(
       if (isCoalesced(s.modes[k]) && leaf.maxRep === 0 && s.pages[k] !== s.rows) throw new RleError(`column ${k} holds ${s.pages[k]} values for ${s.rows} rows`);
     }
   });
-  const hashes = segments.map((s) => segmentHash(s.rows, signature));
+  const hashes = segments.map((s) => segmentHash(hasher, s.rows, signature));
   leaves.forEach((leaf, k) => {
     const chunk = bytes[k];
     const pages = readPages(chunk, 0, chunk.length);
@@ -1610,7 +1606,7 @@ function segmentDigests(
     });
     if (next !== pages.length) throw new RleError(`column ${k} has ${pages.length - next} pages past its segments`);
   });
-  return hashes.map(digestOf);
+  return hashes.map((h) => h.digest());
 }
 
 /**
@@ -1627,6 +1623,7 @@ export async function* mergedDigests(
     input: InputFile; index: number; spans: ChunkSpan[]; bytes: number; rows: number;
     leaves: Leaf[]; codecs: (PageCodec | undefined)[]; signature: string; segments: readonly MergedSegment[];
   }
+  const hasher = await digestHasher();
   const groups: Group[] = [];
   for (const f of files) {
     const input = io.newInputFile(f.path, f.length);
@@ -1647,7 +1644,7 @@ export async function* mergedDigests(
   for await (const { item: g, value } of readWindow(groups, (x) => x.bytes, reread, window, options.stats)) {
     let digests: Digest[];
     try {
-      digests = segmentDigests(g.leaves, g.codecs, g.signature, g.segments, value, g.rows);
+      digests = segmentDigests(hasher, g.leaves, g.codecs, g.signature, g.segments, value, g.rows);
     } catch (e) {
       throw fileFault(g.input.path, e, `row group ${g.index} re-read for the proof`);
     }
