@@ -1078,6 +1078,8 @@ function coalesceColumn(
     const deleted = g.deleted !== undefined && g.deleted.length > 0 ? g.deleted : undefined;
     if (deleted && leaf.maxRep > 0) throw new RleError('deleted rows cannot be dropped from a repeated column');
     const dropStats = deleted && new DroppedStatistics(leaf, metas[i]);
+    // The dictionary entries live rows use: bounds to recompute need no second pass over indexed pages.
+    const used = dropStats && dict ? new Uint8Array(dict.offsets.length - 1) : undefined;
     const cursor = { at: 0 };
     let levels = 0;
     let row = 0;
@@ -1099,6 +1101,7 @@ function coalesceColumn(
         const all = indicesOf(p, dict.offsets.length - 1, drop !== undefined);
         if (drop) for (const j of drop.dropped) dropStats!.value(statBytes(dict.bytes, dict.offsets[all[j]], dict.offsets[all[j] + 1], dict.prefix));
         indices = drop ? keptIndices(all, drop.keep) : all;
+        if (used) for (let j = 0; j < indices.length; j++) used[indices[j]] = 1;
       } else if (drop) {
         const offset = plainOffsets(p.values, p.nonNull, valueWidth);
         for (const j of drop.dropped) dropStats!.value(statBytes(p.values, offset(j), offset(j + 1), valueWidth > 0 ? 0 : 4));
@@ -1124,7 +1127,7 @@ function coalesceColumn(
     }
     if (deleted && cursor.at !== deleted.length) throw new RleError(`deleted position ${deleted[cursor.at]} is past the row group's ${row} rows`);
     if (leaf.maxRep === 0 && levels !== g.rows) throw new RleError(`column ${k} holds ${levels} values in a row group of ${g.rows} live rows`);
-    if (dropStats) metas[i] = dropStats.meta(metas[i], dropStats.hit ? liveBounds(leaf, g.bytes[k], ps, dict, deleted!, codec) : undefined);
+    if (dropStats) metas[i] = dropStats.meta(metas[i], dropStats.hit ? liveBounds(leaf, g.bytes[k], ps, dict, deleted!, codec, used) : undefined);
     modes[i][k] = remaps ? 'indexed' : 'coalesced';
     pieces.finish(k, modes[i][k], levels);
     pageCounts[i][k] = levels;
@@ -1284,10 +1287,12 @@ class DroppedStatistics {
 
 /**
  * The smallest and largest live values of a source chunk (`pages`, its data pages) once `deleted`
- * rows are dropped, as plain statistic bytes; null when no non-null, non-NaN value is left.
+ * rows are dropped, as plain statistic bytes; null when no non-null, non-NaN value is left. Where
+ * every page is dictionary-indexed and the entries live rows use are known (`used`), from those alone.
  */
 function liveBounds(
   leaf: Leaf, chunk: Uint8Array, pages: readonly Page[], dict: PlainValues | undefined, deleted: Int32Array, codec: PageCodec,
+  used?: Uint8Array,
 ): { min: Uint8Array; max: Uint8Array } | null {
   const t = leaf.iceberg!;
   let min: { v: Exclude<ReturnType<typeof statValue>, undefined>; b: Uint8Array } | undefined;
@@ -1298,25 +1303,26 @@ function liveBounds(
     if (!min || less(t, v, min.v)) min = { v, b: b.slice() };
     if (!max || less(t, max.v, v)) max = { v, b: b.slice() };
   };
-  const used = dict ? new Uint8Array(dict.offsets.length - 1) : undefined;
+  const known = used !== undefined && pages.every((page) => isDictionaryEncoding(encodingOf(page)));
+  const entries = known ? used : dict ? new Uint8Array(dict.offsets.length - 1) : undefined;
   const width = plainWidth(leaf);
   const cursor = { at: 0 };
   let row = 0;
-  for (const page of pages) {
+  for (const page of known ? [] : pages) {
     const p = takeApart(chunk, page, leaf, codec);
     const drop = dropRows(p, leaf.maxDef, row, deleted, cursor);
     row += p.numValues;
     const keep = drop ? drop.keep : [0, p.nonNull];
     if (isDictionaryEncoding(p.encoding)) {
-      const indices = indicesOf(p, used!.length, true);
-      for (let i = 0; i < keep.length; i += 2) for (let j = keep[i]; j < keep[i + 1]; j++) used![indices[j]] = 1;
+      const indices = indicesOf(p, entries!.length, true);
+      for (let i = 0; i < keep.length; i += 2) for (let j = keep[i]; j < keep[i + 1]; j++) entries![indices[j]] = 1;
       continue;
     }
     const offset = plainOffsets(p.values, p.nonNull, width);
     const prefix = width > 0 ? 0 : 4;
     for (let i = 0; i < keep.length; i += 2) for (let j = keep[i]; j < keep[i + 1]; j++) consider(statBytes(p.values, offset(j), offset(j + 1), prefix));
   }
-  if (dict && used) for (let j = 0; j < used.length; j++) if (used[j]) consider(statBytes(dict.bytes, dict.offsets[j], dict.offsets[j + 1], dict.prefix));
+  if (dict && entries) for (let j = 0; j < entries.length; j++) if (entries[j]) consider(statBytes(dict.bytes, dict.offsets[j], dict.offsets[j + 1], dict.prefix));
   if (!min || !max) return null;
   // Parquet's rule for zeros: a minimum of -0.0, a maximum of +0.0.
   const zero = (b: Uint8Array, negative: boolean): Uint8Array => {

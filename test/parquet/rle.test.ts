@@ -37,6 +37,30 @@ describe('RLE / bit-packing hybrid', () => {
     );
   });
 
+  it('long bit-packed runs decode at any offset in a buffer that ends with them, for every width', () => {
+    const random = fc.integer({ min: 1, max: 32 }).chain((width) =>
+      fc.record({
+        width: fc.constant(width),
+        // Unbiased: every bit of a width used, runs long enough for the word-at-a-time path.
+        values: fc.record({ n: fc.noBias(fc.integer({ min: 1, max: 700 })), seed: fc.noBias(fc.nat()) }).map(({ n, seed }) =>
+          Int32Array.from({ length: n }, (_, i) => Math.imul(seed + i, 0x9e3779b1) >>> (32 - width) | 0)),
+        offset: fc.integer({ min: 0, max: 9 }),
+      }),
+    );
+    fc.assert(
+      fc.property(random, ({ width, values, offset }) => {
+        const encoded = encodeHybrid(values, values.length, width);
+        // Nothing past the runs: the last values are read without 4 bytes after them.
+        const bytes = new Uint8Array(offset + encoded.length);
+        bytes.set(encoded, offset);
+        const out = new Int32Array(values.length + 3);
+        expect(decodeHybrid(bytes, offset, bytes.length, width, values.length, out, 3)).toBe(bytes.length);
+        expect(Array.from(out.subarray(3))).toEqual(Array.from(values));
+      }),
+      { numRuns: 400 },
+    );
+  });
+
   it('runs: decoded runs are maximal and expand to the values; encoded runs decode back', () => {
     fc.assert(
       fc.property(sequences, ({ width, values }) => {
