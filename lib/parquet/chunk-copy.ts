@@ -238,11 +238,12 @@ export async function readChunks(input: InputFile, spans: readonly ChunkSpan[], 
   // Pieces of chunks adjacent in the file, each up to RANGE_BYTES, or one larger chunk alone.
   const pieces: { from: number; to: number; first: number; end: number }[] = [];
   for (let k = 0; k < order.length; ) {
-    const from = spans[order[k]].start;
+    const start = spans[order[k]].start;
+    const from = start === PARQUET_MAGIC_BYTES.length ? 0 : start;
     let to = spans[order[k]].end;
     let j = k + 1;
     while (j < order.length && spans[order[j]].end - from <= RANGE_BYTES) to = Math.max(to, spans[order[j++]].end);
-    pieces.push({ from: from === PARQUET_MAGIC_BYTES.length ? 0 : from, to, first: k, end: j });
+    pieces.push({ from, to, first: k, end: j });
     k = j;
   }
   const ranges = pieces.flatMap((p) => {
@@ -260,7 +261,8 @@ export async function readChunks(input: InputFile, spans: readonly ChunkSpan[], 
   const out = new Array<Uint8Array>(spans.length);
   let r = 0;
   for (const p of pieces) {
-    let bytes = read[r++];
+    // A piece of empty chunks alone has no range.
+    let bytes = p.to === p.from ? new Uint8Array(0) : read[r++];
     if (bytes.length < p.to - p.from) {
       // A chunk larger than one range: its ranges joined.
       const whole = new Uint8Array(p.to - p.from);

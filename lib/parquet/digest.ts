@@ -20,6 +20,8 @@ export interface DigestHash {
 export type DigestHasher = () => DigestHash;
 
 const LOW = 0xffffffffn;
+/** Bytes copied into the WebAssembly memory at once (XXH64 of the whole is the same however it is cut). */
+const SLICE = 1 << 20;
 let loading: Promise<DigestHasher> | undefined;
 
 /** The hasher, once its WebAssembly module is instantiated (asynchronously: the bundles are CommonJS, no top-level await). */
@@ -28,7 +30,9 @@ export function digestHasher(): Promise<DigestHasher> {
     const h = api.create64();
     const hash: DigestHash = {
       update(data) {
-        h.update(data);
+        // In slices: the module's memory grows to the largest input it copies in, and never shrinks.
+        if (typeof data === 'string' || data.length <= SLICE) h.update(data);
+        else for (let at = 0; at < data.length; at += SLICE) h.update(data.subarray(at, at + SLICE));
         return hash;
       },
       digest() {

@@ -87,7 +87,8 @@ function unpackLsb(buf: Uint8Array, at: number, width: number, count: number, ou
     const m = (1 << width) - 1;
     // A value's bits lie within the 4 bytes from its first (width <= 25): one little-endian read each
     // while 4 bytes are left in the buffer (2-3x the byte loop below; runs of 32 values or more).
-    const left = buf.length - at;
+    // At most 2^28 bytes, so the bit position stays a 32-bit int.
+    const left = Math.min(buf.length - at, 2 ** 28);
     const fast = left < 4 || count < 32 ? 0 : Math.min(count, Math.floor(((left - 4) * 8 + 7) / width) + 1);
     let bit = 0;
     if (fast > 0) {

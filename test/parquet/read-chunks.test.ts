@@ -59,6 +59,14 @@ describe('readChunks', () => {
     expect(covered).toBe(bytes.length);
   });
 
+  it('an empty chunk reads nothing and takes no other chunk\'s bytes', async () => {
+    const f = file(bytes);
+    const spans = [span(4, 4 + 10 * MiB), span(10 * MiB + 4, 10 * MiB + 4), span(30 * MiB, 31 * MiB)];
+    const out = await readChunks(f.input, spans);
+    expect(out.map((b) => b.length)).toEqual([10 * MiB, 0, MiB]);
+    expect(Buffer.from(out[2]).equals(Buffer.from(bytes.subarray(30 * MiB, 31 * MiB)))).toBe(true);
+  });
+
   it('one request for a few-MB row group', async () => {
     const f = file(bytes);
     const out = await readChunks(f.input, [span(10 * MiB, 11 * MiB), span(11 * MiB, 13 * MiB)]);

@@ -50,8 +50,8 @@ describe('RLE / bit-packing hybrid', () => {
     fc.assert(
       fc.property(random, ({ width, values, offset }) => {
         const encoded = encodeHybrid(values, values.length, width);
-        // Nothing past the runs: the last values are read without 4 bytes after them.
-        const bytes = new Uint8Array(offset + encoded.length);
+        // Nothing past the runs: the last values are read without 4 bytes after them; a view into a larger buffer.
+        const bytes = new Uint8Array(new ArrayBuffer(offset + encoded.length + 8), 3, offset + encoded.length);
         bytes.set(encoded, offset);
         const out = new Int32Array(values.length + 3);
         expect(decodeHybrid(bytes, offset, bytes.length, width, values.length, out, 3)).toBe(bytes.length);
