@@ -48,6 +48,7 @@ import {
   type ChunkFault, type ChunkSpan, type CopyPart, type CopyReads, type CopySource, type CopyTemplate, type HeldBytes,
 } from './chunk-copy.js';
 import { type ZstdCodec } from './compression-codec.js';
+import { dictionaryUnion, fingerprints, type PlainValues } from './dictionary-union.js';
 import { digestHasher, type Digest, type DigestHash, type DigestHasher } from './digest.js';
 import { Codec, decodeFooter, leafColumns, PARQUET_MAGIC_BYTES, PhysicalType, readFooter, schemaTree, splitOffsets, type ParquetFooter } from './footer.js';
 import { PageType, readPages, type Page } from './page-compression.js';
@@ -206,13 +207,6 @@ function encodingOf(page: Page): number {
   throw new RleError(`a page of type ${page.type} among data pages`);
 }
 
-/** A plain-encoded value list: value i is bytes [offsets[i] + prefix, offsets[i + 1]). */
-interface PlainValues {
-  readonly bytes: Uint8Array;
-  readonly offsets: Int32Array;
-  /** 4 for BYTE_ARRAY (the length prefix), else 0. */
-  readonly prefix: number;
-}
 
 /** Where each of `count` length-prefixed (BYTE_ARRAY) plain values starts in `bytes`, and where the last ends. */
 function byteArrayOffsets(bytes: Uint8Array, count: number): Int32Array {
@@ -265,36 +259,6 @@ interface Levels {
   readonly def: Runs | undefined;
   readonly numValues: number;
   readonly nonNull: number;
-}
-
-/**
- * Per dictionary entry, 64 bits of a hash of its plain bytes (two 32-bit lanes, each FNV-1a with
- * a final avalanche): what the proof hashes a dictionary-indexed value by, 8 bytes a value, where
- * gathering the values themselves cost a copy of every one on both sides of the proof.
- */
-function fingerprints(dict: PlainValues): Uint32Array {
-  const n = dict.offsets.length - 1;
-  const out = new Uint32Array(2 * n);
-  const b = dict.bytes;
-  const mix = (h: number): number => {
-    h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
-    h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
-    return (h ^ (h >>> 16)) >>> 0;
-  };
-  for (let i = 0; i < n; i++) {
-    const s = dict.offsets[i] + dict.prefix;
-    const e = dict.offsets[i + 1];
-    let h1 = 0x811c9dc5 ^ (e - s);
-    let h2 = 0x1b873593 ^ Math.imul(e - s, 0x9e3779b1);
-    for (let j = s; j < e; j++) {
-      h1 = Math.imul(h1 ^ b[j], 0x01000193);
-      h2 = Math.imul(h2 ^ b[j], 0x5bd1e995);
-      h2 ^= h2 >>> 15;
-    }
-    out[2 * i] = mix(h1);
-    out[2 * i + 1] = mix(h2);
-  }
-  return out;
 }
 
 /** The fingerprints of `indices`' entries in order, as bytes, in a buffer the next page reuses (hashed at once). */
@@ -464,68 +428,6 @@ function rebuilt(p: DataPage, values: Uint8Array, encoding: number, codec: PageC
 
 // ---------------------------------------------------------------------------------------------
 // Dictionaries
-
-/**
- * The union of the sources' dictionaries, each distinct value once in first-seen order, with each
- * source's old-to-new index map; undefined when it would pass `limit` plain-encoded bytes. Values
- * are found by their fingerprints (`prints`, one array per dictionary), confirmed byte by byte.
- */
-function dictionaryUnion(
-  dicts: readonly (PlainValues | undefined)[], prints: readonly (Uint32Array | undefined)[], limit: number,
-): { remaps: (Int32Array | undefined)[]; values: Uint8Array; count: number } | undefined {
-  // Union entry u is entry `entry[u]` of dictionary `from[u]`; `next[u]` the entry before it with the same key.
-  const head = new Map<number, number>();
-  const next: number[] = [];
-  const from: number[] = [];
-  const entry: number[] = [];
-  let size = 0;
-  const same = (a: PlainValues, i: number, b: PlainValues, j: number): boolean => {
-    const as = a.offsets[i];
-    const bs = b.offsets[j];
-    const n = a.offsets[i + 1] - as;
-    if (n !== b.offsets[j + 1] - bs) return false;
-    for (let x = 0; x < n; x++) if (a.bytes[as + x] !== b.bytes[bs + x]) return false;
-    return true;
-  };
-  const remaps: (Int32Array | undefined)[] = [];
-  for (const [d, dict] of dicts.entries()) {
-    if (!dict) {
-      remaps.push(undefined);
-      continue;
-    }
-    const fp = prints[d]!;
-    const n = dict.offsets.length - 1;
-    const map = new Int32Array(n);
-    for (let i = 0; i < n; i++) {
-      // 30 bits: a small integer key, the cheapest a Map holds.
-      const key = fp[2 * i] >>> 2;
-      const first = head.get(key);
-      let u = first ?? -1;
-      while (u >= 0 && !same(dicts[from[u]]!, entry[u], dict, i)) u = next[u];
-      if (u < 0) {
-        u = from.length;
-        from.push(d);
-        entry.push(i);
-        next.push(first ?? -1);
-        head.set(key, u);
-        size += dict.offsets[i + 1] - dict.offsets[i];
-        if (size > limit) return undefined;
-      }
-      map[i] = u;
-    }
-    remaps.push(map);
-  }
-  const values = new Uint8Array(size);
-  let at = 0;
-  for (let u = 0; u < from.length; u++) {
-    const dict = dicts[from[u]]!;
-    const s = dict.offsets[entry[u]];
-    const e = dict.offsets[entry[u] + 1];
-    values.set(dict.bytes.subarray(s, e), at);
-    at += e - s;
-  }
-  return { remaps, values, count: from.length };
-}
 
 /** A dictionary page of `values` (`count` of them), its header after `source`'s (the encoding it names kept). */
 function dictionaryPage(source: Page, values: Uint8Array, count: number, codec: PageCodec): { parts: Uint8Array[]; uncompressed: number; encoding: number } {
