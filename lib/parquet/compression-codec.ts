@@ -59,8 +59,12 @@ function zlibCodec(): ZstdCodec | undefined {
   };
   return {
     name: 'node:zlib',
-    // Output in one chunk (a page compresses to less than itself plus its frame header): ~-15 % CPU.
-    compress: (data, level) => zstdCompressSync(data, { params: { [levelParam]: level }, chunkSize: Math.max(MIN_CHUNK, data.length + 1024) }),
+    compress(data, level) {
+      // Output in one chunk (a page compresses to less than itself plus its frame header): ~-15 % CPU.
+      const out = zstdCompressSync(data, { params: { [levelParam]: level }, chunkSize: Math.max(MIN_CHUNK, data.length + 1024) });
+      // That chunk is the result's memory: copied out when it would hold much more (held pages, a row group's worth).
+      return out.length < 0.75 * out.buffer.byteLength ? Uint8Array.prototype.slice.call(out) : out;
+    },
     decompress,
     // zlib cannot write into a given buffer.
     decompressInto: (data, dst) => dst.set(decompress(data, dst.length)),

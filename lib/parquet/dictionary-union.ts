@@ -105,8 +105,8 @@ export function dictionaryUnion(
         slots[h] = u + 1;
         size += dict.offsets[i + 1] - dict.offsets[i];
         if (size > limit) return undefined;
-        // At most half full.
-        if (2 * from.length > slots.length || from.length === keys.length) grow();
+        // `keys` has half as many places as `slots`: the table stays at most half full.
+        if (from.length === keys.length) grow();
       }
       map[i] = u;
     }

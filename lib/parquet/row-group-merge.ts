@@ -207,7 +207,6 @@ function encodingOf(page: Page): number {
   throw new RleError(`a page of type ${page.type} among data pages`);
 }
 
-
 /** Where each of `count` length-prefixed (BYTE_ARRAY) plain values starts in `bytes`, and where the last ends. */
 function byteArrayOffsets(bytes: Uint8Array, count: number): Int32Array {
   const offsets = new Int32Array(count + 1);

@@ -77,6 +77,14 @@ describe('native ZSTD codec', () => {
       expect(() => codec.decompressInto(one, new Uint8Array(data.length + 1))).toThrow();
       expect(() => codec.decompressInto(corrupt, new Uint8Array(data.length))).toThrow();
     });
+
+    it(`${choice}: a compressed page holds no more memory than about its own bytes`, () => {
+      // Compressed pages are held until their row group is written: a view into a page-sized buffer would hold the page's size.
+      const out = zstdCodec(choice)!.compress(new Uint8Array(1 << 20).fill(5), 3);
+      expect(out.length).toBeLessThan(1024);
+      // (a small Buffer may sit in Node's shared 8 KiB pool)
+      expect(out.buffer.byteLength).toBeLessThan(64 * 1024);
+    });
   }
 
   it('compresses better at level 3 than at level 1', () => {
