@@ -5,7 +5,7 @@ import type { StructType } from '../../lib/iceberg/types.js';
 import type { Row } from '../../lib/iceberg/values.js';
 import { S3FileIO } from '../../lib/io/s3.js';
 import { S3RequestCounter } from '../../lib/io/s3-requests.js';
-import { copyTemplate, openCopySource, writeCopiedFile } from '../../lib/parquet/chunk-copy.js';
+import { copyTemplate, openCopySource, rowGroupDigests, writeCopiedFile } from '../../lib/parquet/chunk-copy.js';
 import { readFooter } from '../../lib/parquet/footer.js';
 import { openParquet, readRowGroups } from '../../lib/parquet/reader.js';
 import { rowsFromBatch } from '../../lib/parquet/values.js';
@@ -82,6 +82,31 @@ describe('Parquet on S3 (moto)', () => {
     expect(err).toBeInstanceOf(InvalidFileError);
     expect((err as Error).message).toBe(`${text}: not a Parquet file: the last 4 bytes are not the magic "PAR1" (cut short or another format)`);
     expect(counter.counts().get).toBe(1);
+  });
+
+  it('a row group over 8 MiB is copied and re-read in ranges of at most 8 MiB, the bytes intact', async () => {
+    const path = `s3://${bucket}/t/data/one-large-group.parquet`;
+    const w = ParquetWriter.open(io, path, schema, { rowGroupRows: 600_000, dictionary: false, compression: 'uncompressed' });
+    for (let from = 0; from < 600_000; from += 50_000) await w.writeRows(rowsOf(from, 50_000));
+    const written = await w.close();
+    const counter = new S3RequestCounter(io.client, { log: true });
+    const source = await openCopySource(io, path, written.fileSizeInBytes);
+    expect(source.rowGroups[0].bytes).toBeGreaterThan(8 * 1024 * 1024);
+    const copy = `s3://${bucket}/t/data/one-large-group-copy.parquet`;
+    const out = await writeCopiedFile(io, copy, copyTemplate(schema), [{ source, rowGroup: 0 }]);
+    const digests = [];
+    for await (const d of rowGroupDigests(io, [{ path: copy, length: out.fileSizeInBytes }])) digests.push(d);
+    // The proof's digest of the copy re-read is the source's as read.
+    expect(digests.map((d) => [d.rows, d.digest])).toEqual(out.rowGroups.map((g) => [g.rows, g.digest]));
+    const gets = counter.requests().filter((r) => r.command === 'GetObjectCommand');
+    const ranges = gets.filter((r) => r.bytes > 64 * 1024);
+    expect(ranges.length).toBeGreaterThanOrEqual(4); // two or more each for the source's row group and the copy's
+    expect(ranges.every((r) => r.bytes <= 8 * 1024 * 1024)).toBe(true);
+    const rows: Row[] = [];
+    for await (const b of readRowGroups(await openParquet(io.newInputFile(copy)))) rows.push(...rowsFromBatch(b, schema));
+    expect(rows.length).toBe(600_000);
+    expect(rows[0]).toEqual(rowsOf(0, 1)[0]);
+    expect(rows[599_999]).toEqual(rowsOf(599_999, 1)[0]);
   });
 
   it('the column-chunk copy checks the leading magic with its first row-group read, no GET of its own', async () => {
