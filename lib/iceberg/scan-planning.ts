@@ -1,5 +1,6 @@
 import { InvalidFileError, NotFoundError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
+import { forEachLimit } from '../io/map-limit.js';
 import { DeleteFileIndex, type ApplicableDeletes, type DeleteFileRef } from './delete-index.js';
 import { FileContent, readManifestBatches, type DataFile, type ManifestEntry } from './manifest.js';
 import { readManifestList, type ManifestFile } from './manifest-list.js';
@@ -200,11 +201,3 @@ function keepStats(f: DataFile, ids: ReadonlySet<number>): DataFile {
   };
 }
 
-/** Runs `fn` over items with at most `limit` in flight; order of completion is not kept. */
-export async function forEachLimit<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) await fn(items[next++]);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}

@@ -11,3 +11,8 @@ export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (it
   await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
   return out;
 }
+
+/** Runs `fn` over `items` with at most `limit` calls in flight; order of completion is not kept. */
+export async function forEachLimit<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  await mapLimit(items, limit, fn);
+}

@@ -246,9 +246,10 @@ export async function readChunks(input: InputFile, spans: readonly ChunkSpan[], 
     pieces.push({ from, to, first: k, end: j });
     k = j;
   }
-  const ranges = pieces.flatMap((p) => {
-    const out: { from: number; to: number }[] = [];
-    for (let at = p.from; at < p.to; at += RANGE_BYTES) out.push({ from: at, to: Math.min(p.to, at + RANGE_BYTES) });
+  // Each piece's ranges, at most RANGE_BYTES each (none for a piece of empty chunks).
+  const ranges = pieces.flatMap((p, piece) => {
+    const out: { piece: number; from: number; to: number }[] = [];
+    for (let at = p.from; at < p.to; at += RANGE_BYTES) out.push({ piece, from: at, to: Math.min(p.to, at + RANGE_BYTES) });
     return out;
   });
   const read = await mapLimit(ranges, RANGES_IN_FLIGHT, async ({ from, to }) => {
@@ -258,25 +259,15 @@ export async function readChunks(input: InputFile, spans: readonly ChunkSpan[], 
     }
     return bytes;
   });
+  const parts = pieces.map((): Uint8Array[] => []);
+  ranges.forEach((r, i) => parts[r.piece].push(read[i]));
   const out = new Array<Uint8Array>(spans.length);
-  let r = 0;
-  for (const p of pieces) {
-    // A piece of empty chunks alone has no range.
-    let bytes = p.to === p.from ? new Uint8Array(0) : read[r++];
-    if (bytes.length < p.to - p.from) {
-      // A chunk larger than one range: its ranges joined.
-      const whole = new Uint8Array(p.to - p.from);
-      whole.set(bytes, 0);
-      for (let at = bytes.length; at < whole.length; ) {
-        const next = read[r++];
-        whole.set(next, at);
-        at += next.length;
-      }
-      bytes = whole;
-    }
+  pieces.forEach((p, i) => {
+    // A chunk larger than one range: its ranges joined.
+    const bytes = parts[i].length === 1 ? parts[i][0] : Buffer.concat(parts[i], p.to - p.from);
     if (p.from === 0) checkLeadingMagic(input.path, bytes);
     for (let k = p.first; k < p.end; k++) out[order[k]] = bytes.subarray(spans[order[k]].start - p.from, spans[order[k]].end - p.from);
-  }
+  });
   return out;
 }
 

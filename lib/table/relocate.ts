@@ -1,10 +1,10 @@
 import { resolve as resolveLocal } from 'node:path';
 import { AlreadyExistsError, InvalidFileError, NotFoundError, ValidationError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
+import { forEachLimit } from '../io/map-limit.js';
 import { fileIOFor } from '../io/index.js';
 import { baseName, isLocalPath, isS3Path, joinPath, normalizePath } from '../io/path.js';
 import { openAvroContainer, writeAvroContainer, type AvroContainerReader, type AvroSchemaObject } from '../iceberg/avro.js';
-import { forEachLimit } from '../iceberg/scan-planning.js';
 import { readPuffinBlob, readPuffinFooter, PuffinWriter } from '../iceberg/puffin.js';
 import { REFERENCED_DATA_FILE } from '../iceberg/deletion-vector.js';
 import { LOCATION_PROPERTIES } from '../iceberg/locations.js';
