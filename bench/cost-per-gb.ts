@@ -6,7 +6,9 @@
  * - small:   300 files × 2,000 rows (~34 KB each): row groups under the copy floor, merged page by page
  *            (lib/parquet/row-group-merge.ts; decoded before it);
  * - copy:    40 files × 300,000 rows (~3.9 MB, one row group each), no deletes: column-chunk copy;
- * - deletes: the same 40 files with a position delete file on each (one row in 1,000 deleted): decoded.
+ * - deletes: the same 40 files with position deletes (one row in 1,000 deleted): merged, deleted rows dropped;
+ * - eqdeletes: the same 40 files with one equality delete file on `id` (one row in 1,000, as streaming
+ *            upserts leave them): merged, the rows it matches (probed on `id` alone) dropped.
  *
  * packice's children (BASE's too) start with the rewrite Lambda's V8 flags (cdk/node-flags.sh, its exec
  * wrapper; bench/report.ts lambdaNodeFlags), as the function runs; LAMBDA_FLAGS=0 leaves them out.
@@ -17,7 +19,7 @@
  * (bench/lambda-cost.ts s3WaitSeconds: 85 MB/s per connection, 30 ms first byte). moto's own
  * time is not used: it answers from Python on the same 2 CPUs.
  *
- *   [BASE=<another checkout>] npx tsx bench/cost-per-gb.ts [rounds=3] [--append [small,copy,deletes]]
+ *   [BASE=<another checkout>] npx tsx bench/cost-per-gb.ts [rounds=3] [--append [small,copy,deletes,eqdeletes]]
  *
  * With BASE (a checkout with node_modules, e.g. `git archive main` plus a node_modules link), each round
  * also runs that checkout's own `bench/cost-per-gb.ts --phase` on the same tables, interleaved with this
@@ -25,7 +27,7 @@
  * the code it describes). BASE_WORKLOADS=copy,… limits the base's runs to those workloads.
  *   npx tsx bench/cost-per-gb.ts --report     (the last run's results again, from .cache/bench/cost-per-gb-runs.json)
  *
- * Tables are built once into .cache/bench/ (small-300, cc-40x4mb, cc-40x4mb-del). Prints
+ * Tables are built once into .cache/bench/ (small-300, cc-40x4mb, cc-40x4mb-del, cc-40x4mb-eqdel). Prints
  * JSON and Markdown; changes nothing outside .cache. Nothing here is imported by lib/ or the tests.
  */
 import { execFile } from 'node:child_process';
@@ -41,7 +43,7 @@ import { DEFAULT_TARGET_FILE_SIZE_BYTES, POLICY_DEFAULTS } from '../lib/compacti
 import { rewriteGroup } from '../lib/compaction/rewriter.js';
 import { LazyS3FileIO, parseS3Location } from '../lib/io/index.js';
 import { S3RequestCounter } from '../lib/io/s3-requests.js';
-import { deleteRows } from '../lib/table/operations.js';
+import { deleteByEquality, deleteRows } from '../lib/table/operations.js';
 import { relocateTable } from '../lib/table/relocate.js';
 import { createBucket, startMoto, TEST_AWS_ENV } from '../test/support/moto.js';
 import { buildDataTable } from './compaction-tables.js';
@@ -57,7 +59,7 @@ const execFileAsync = promisify(execFile);
 const RUNS_FILE = join(CACHE, 'cost-per-gb-runs.json');
 
 interface Workload {
-  readonly name: 'small' | 'copy' | 'deletes';
+  readonly name: 'small' | 'copy' | 'deletes' | 'eqdeletes';
   readonly label: string;
   readonly local: string;
 }
@@ -66,6 +68,7 @@ const WORKLOADS: readonly Workload[] = [
   { name: 'small', label: '34 KB files (row-group merge)', local: join(CACHE, 'small-300') },
   { name: 'copy', label: '3.9 MB files, no deletes (column-chunk copy)', local: join(CACHE, 'cc-40x4mb') },
   { name: 'deletes', label: '3.9 MB files with position deletes (merged, deleted rows dropped)', local: join(CACHE, 'cc-40x4mb-del') },
+  { name: 'eqdeletes', label: '3.9 MB files with equality deletes (merged, matched rows dropped)', local: join(CACHE, 'cc-40x4mb-eqdel') },
 ];
 
 async function buildTables(): Promise<void> {
@@ -76,6 +79,13 @@ async function buildTables(): Promise<void> {
     await relocateTable(WORKLOADS[1].local, WORKLOADS[2].local, { concurrency: 8 });
     const { deleted } = await deleteRows(await loadTable(WORKLOADS[2].local), (r) => (r.id as bigint) % 1000n === 7n);
     log(`${WORKLOADS[2].local}: ${deleted} rows deleted`);
+  }
+  if (!existsSync(join(WORKLOADS[3].local, 'metadata'))) {
+    await relocateTable(WORKLOADS[1].local, WORKLOADS[3].local, { concurrency: 8 });
+    const rows = 40 * 300_000;
+    const keys = Array.from({ length: rows / 1000 }, (_, i) => ({ id: BigInt(i * 1000 + 7) }));
+    await deleteByEquality(await loadTable(WORKLOADS[3].local), [1], keys);
+    log(`${WORKLOADS[3].local}: ${keys.length} equality deletes on id`);
   }
 }
 

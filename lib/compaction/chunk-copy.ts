@@ -17,9 +17,11 @@
  *   are in the file and their statistics count no null), since copied rows cannot inherit
  *   them from a file that is going away.
  *
- * An input with position deletes or a deletion vector (no equality deletes) is merged with its
- * deleted rows dropped from the pages when its columns allow it (row-group-merge.ts deleteProblem;
- * table property `packice.rewrite.merge-deletes`), at any row-group size.
+ * An input with deletes (position deletes, a deletion vector, equality deletes in major mode) is
+ * merged with its deleted rows dropped from the pages when its columns allow it (row-group-merge.ts
+ * deleteProblem; table property `packice.rewrite.merge-deletes`), at any row-group size. The rows
+ * equality deletes match are found as the decoder finds them, their key columns alone read
+ * (lib/table/scan.ts deletedPositions), and dropped as positions.
  *
  * What the group's proof gets for copied rows: per row group, its row count and a digest of
  * the bytes read from the input (RowSetChecksum.addDigest), and after writing, the same from
@@ -37,7 +39,7 @@ import { MetadataColumns } from '../iceberg/schema.js';
 import { UNSORTED_ORDER } from '../iceberg/sort-order.js';
 import { currentSchema, defaultSortOrder, intProperty, specById, type TableMetadata } from '../iceberg/table-metadata.js';
 import type { StructType } from '../iceberg/types.js';
-import type { ReadAheadRange } from '../io/read-ahead.js';
+import { ReadAheadFileIO, type ReadAheadRange } from '../io/read-ahead.js';
 import { footerReadRange, readFooter, rowGroupStart, type FooterRead } from '../parquet/footer.js';
 import {
   copyProblem, copySource, copyTemplate, DEFAULT_COPY_READ_BYTES, rowGroupDigests, writeCopiedFile,
@@ -48,7 +50,8 @@ import { DEFAULT_ZSTD_LEVEL, zstdCodec } from '../parquet/compression-codec.js';
 import {
   deleteProblem, mergeKey, mergeProblem, writeMergedFile, mergedDigests, type MergedFile, type MergeOptions, type MergePart,
 } from '../parquet/row-group-merge.js';
-import { DeleteFileCache, DeleteFilter } from '../table/delete-filter.js';
+import { DeleteFileCache } from '../table/delete-filter.js';
+import { deletedPositions } from '../table/scan.js';
 import { toDataFile } from '../table/data-writer.js';
 import type { RowSetChecksum } from './checksum.js';
 import { safeName, type CompactionMapBuilder } from './compaction-map.js';
@@ -72,9 +75,9 @@ export const DEFAULT_MERGE_MIN_ROW_GROUP_BYTES = 0;
  */
 export const MAX_MERGE_INPUTS = 8192;
 /**
- * Table property: whether inputs with position deletes or a deletion vector (none with equality
- * deletes) are merged with their deleted rows dropped from the pages (lib/parquet/row-group-merge.ts)
- * rather than decoded; default true.
+ * Table property: whether inputs with deletes (position, deletion vector or equality) are merged
+ * with their deleted rows dropped from the pages (lib/parquet/row-group-merge.ts) rather than
+ * decoded; default true.
  */
 export const MERGE_DELETES_PROPERTY = 'packice.rewrite.merge-deletes';
 /** Iceberg's write.parquet.row-group-size-bytes default: merged row groups grow to this many uncompressed bytes. */
@@ -144,15 +147,14 @@ function byRowGroup(source: CopySource, positions: Float64Array): (Int32Array | 
   });
 }
 
-/** Whether position deletes or a deletion vector apply to a task's file. */
-function hasPositionDeletes(task: FileScanTask): boolean {
-  return task.deletes.deletionVector !== undefined || task.deletes.positionDeletes.length > 0;
+/** Whether a delete applies to a task's file: position deletes, a deletion vector or (major mode) equality deletes. */
+function hasDeletes(task: FileScanTask): boolean {
+  return task.deletes.deletionVector !== undefined || task.deletes.positionDeletes.length > 0 || task.deletes.equalityDeletes.length > 0;
 }
 
 /** Why a task's file is neither copied nor merged (undefined: it may be, once its footer agrees). */
 function taskProblem(metadata: TableMetadata, task: FileScanTask, specId: number, floor: number, mergeDeletes: boolean): string | undefined {
-  if (task.deletes.equalityDeletes.length > 0) return 'equality deletes apply to it';
-  if (!mergeDeletes && hasPositionDeletes(task)) return 'deletes apply to it';
+  if (!mergeDeletes && hasDeletes(task)) return 'deletes apply to it';
   const f = task.dataFile;
   if (f.fileFormat.toUpperCase() !== 'PARQUET') return `it is ${f.fileFormat}`;
   if (specId !== metadata.defaultSpecId || f.specId !== specId) return 'it is not in the default spec';
@@ -244,7 +246,7 @@ export class ChunkCopy {
     candidates.forEach((task, i) => {
       const read = reads[i];
       const source = copySource(task.dataFile.filePath, read);
-      const deletes = hasPositionDeletes(task);
+      const deletes = hasDeletes(task);
       if (!deletes && footerProblem(source, template, task, floor, lineage) === undefined) sources.push({ task, source });
       else if (
         footerProblem(source, template, task, mergeFloor, lineage) === undefined && mergeProblem(source, zstd) === undefined &&
@@ -254,9 +256,9 @@ export class ChunkCopy {
     });
     // Where an input drops deleted rows, every column of its output row group is coalesced: the
     // partition's other merged inputs must allow it too, else they are decoded (and so, below, all).
-    const dropping = new Set(merges.filter((m) => hasPositionDeletes(m.task)).map((m) => partitionOf(m.task)));
+    const dropping = new Set(merges.filter((m) => hasDeletes(m.task)).map((m) => partitionOf(m.task)));
     merges = merges.filter((m) => {
-      if (!dropping.has(partitionOf(m.task)) || hasPositionDeletes(m.task) || deleteProblem(m.source, zstd) === undefined) return true;
+      if (!dropping.has(partitionOf(m.task)) || hasDeletes(m.task) || deleteProblem(m.source, zstd) === undefined) return true;
       seed(m.task, m.read);
       return false;
     });
@@ -284,10 +286,18 @@ export class ChunkCopy {
     }
     // Only `held` keeps footer reads: the merges keep their footers (copied out of the reads).
     const cache = options.deleteCache ?? new DeleteFileCache();
-    const merged = await mapLimit(merges, FOOTER_READS, async ({ task, source }): Promise<MergeInput> => {
-      if (!hasPositionDeletes(task)) return { task, source };
-      const filter = await DeleteFilter.load(io, task.dataFile.filePath, { ...task.deletes, equalityDeletes: [] }, metadata.schemas, cache);
-      return { task, source, deleted: byRowGroup(source, filter.deletedPositions()) };
+    const merged = await mapLimit(merges, FOOTER_READS, async ({ task, source, read }): Promise<MergeInput> => {
+      if (!hasDeletes(task)) return { task, source };
+      // Equality deletes are probed on the file's key columns, read as the decoder reads them; the
+      // footer read serves their reader the footer (no second fetch).
+      const files = task.deletes.equalityDeletes.length > 0
+        ? new ReadAheadFileIO(io, [{ path: task.dataFile.filePath, start: read.tailStart, end: read.fileLength, bytes: read.tail }], { files: 1, bytes: read.tail.length })
+        : undefined;
+      try {
+        return { task, source, deleted: byRowGroup(source, await deletedPositions(files ?? io, metadata, task, { deleteCache: cache })) };
+      } finally {
+        files?.close();
+      }
     });
     return new ChunkCopy(io, metadata, plan, group, options, copyReads, template, sources, merged, tasks.filter((t) => !taken.has(t)), seeds, held);
   }

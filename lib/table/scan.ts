@@ -137,10 +137,8 @@ export async function* readTaskBatches(
   const readSchema: StructType = { type: 'struct', fields: readFields };
   const outSchema: StructType = { type: 'struct', fields: outFields };
   const outColumns = outFields.filter((f) => f.type.type !== 'unknown').length;
-  const deleted = filter.deletedPositions();
-  const equality = filter.equalitySets.map((set) => ({ keys: set.keys, fields: set.fieldIds.map((id) => keyColumn(readSchema, id)) }));
+  const deadRows = deadRowMarker(filter, readSchema);
   const firstRowId = task.dataFile.firstRowId ?? null;
-  let d = 0;
 
   for await (const { batch: read, firstPos } of readBatches(io, task.dataFile, readSchema, {
     ...(options.mapping ? { nameMapping: options.mapping } : {}),
@@ -148,22 +146,7 @@ export async function* readTaskBatches(
     ...(options.batchSize ? { batchSize: options.batchSize } : {}),
   })) {
     const n = read.numRows;
-    const end = firstPos + n;
-    // Dead rows of this batch: deleted positions, then equality matches among the rest.
-    let dead: Uint8Array | undefined;
-    while (d < deleted.length && deleted[d] < firstPos) d++;
-    for (; d < deleted.length && deleted[d] < end; d++) (dead ??= new Uint8Array(n))[deleted[d] - firstPos] = 1;
-    if (equality.length > 0) {
-      for (const e of equality) {
-        const columns = e.fields.map((f) => f(read));
-        const values = new Array<unknown>(columns.length);
-        for (let i = 0; i < n; i++) {
-          if (dead?.[i] === 1) continue;
-          for (let c = 0; c < columns.length; c++) values[c] = columns[c][i];
-          if (e.keys.has(equalityKey(values))) (dead ??= new Uint8Array(n))[i] = 1;
-        }
-      }
-    }
+    const dead = deadRows(read, firstPos);
     const children = read.data.children.slice(0, outColumns);
     if (lineage) {
       const at = outColumns - 2;
@@ -177,6 +160,57 @@ export async function* readTaskBatches(
     const fileRuns: Runs = { ...runs, starts: runs.starts.map((s) => s + firstPos) };
     yield { batch: selectRuns(out, runs), runs: fileRuns };
   }
+}
+
+/**
+ * Marks a task's dead rows batch by batch (batches in file order, `firstPos` the file position of
+ * each one's first row): its deleted positions, then equality matches among the rest, probed on
+ * the key columns `readSchema` holds. Undefined for a batch with no dead row.
+ */
+function deadRowMarker(filter: DeleteFilter, readSchema: StructType): (read: arrow.RecordBatch, firstPos: number) => Uint8Array | undefined {
+  const deleted = filter.deletedPositions();
+  const equality = filter.equalitySets.map((set) => ({ keys: set.keys, fields: set.fieldIds.map((id) => keyColumn(readSchema, id)) }));
+  let d = 0;
+  return (read, firstPos) => {
+    const n = read.numRows;
+    const end = firstPos + n;
+    let dead: Uint8Array | undefined;
+    while (d < deleted.length && deleted[d] < firstPos) d++;
+    for (; d < deleted.length && deleted[d] < end; d++) (dead ??= new Uint8Array(n))[deleted[d] - firstPos] = 1;
+    for (const e of equality) {
+      const columns = e.fields.map((f) => f(read));
+      const values = new Array<unknown>(columns.length);
+      for (let i = 0; i < n; i++) {
+        if (dead?.[i] === 1) continue;
+        for (let c = 0; c < columns.length; c++) values[c] = columns[c][i];
+        if (e.keys.has(equalityKey(values))) (dead ??= new Uint8Array(n))[i] = 1;
+      }
+    }
+    return dead;
+  };
+}
+
+/**
+ * The positions of a task's data file that its deletes remove, ascending: its position deletes or
+ * deletion vector, and the rows its equality deletes match, probed exactly as readTaskBatches probes
+ * them but with only the key columns read. What a rewrite that keeps the file's pages drops from them.
+ */
+export async function deletedPositions(
+  io: FileIO, metadata: TableMetadata, task: FileScanTask, options: Pick<TaskReadOptions, 'mapping' | 'deleteCache'> = {},
+): Promise<Float64Array> {
+  const filter = await DeleteFilter.load(io, task.dataFile.filePath, task.deletes, metadata.schemas, options.deleteCache);
+  if (filter.equalitySets.length === 0) return filter.deletedPositions();
+  const readSchema: StructType = { type: 'struct', fields: projectionOf(filter.equalityFieldIds, metadata.schemas, task.dataFile).fields };
+  const deadRows = deadRowMarker(filter, readSchema);
+  const out: number[] = [];
+  for await (const { batch, firstPos } of readBatches(io, task.dataFile, readSchema, {
+    ...(options.mapping ? { nameMapping: options.mapping } : {}),
+    constants: identityConstants(task),
+  })) {
+    const dead = deadRows(batch, firstPos);
+    if (dead) for (let i = 0; i < dead.length; i++) if (dead[i] === 1) out.push(firstPos + i);
+  }
+  return Float64Array.from(out);
 }
 
 /** Runs of rows not marked dead. */

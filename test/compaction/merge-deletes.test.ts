@@ -3,7 +3,8 @@
  * the pages (lib/compaction/chunk-copy.ts, lib/parquet/row-group-merge.ts): the live rows, the
  * compaction map (deleted positions map nowhere), the proof, the metrics the decode path gives
  * (bounds recomputed where a deleted row held one), whole files deleted, v3 deletion vectors, S3;
- * and what still goes to the decoder: equality deletes, repeated or boolean columns, the property.
+ * and what still goes to the decoder: repeated or boolean columns, the property (equality deletes:
+ * merge-equality-deletes.test.ts).
  */
 import { execFileSync } from 'node:child_process';
 import { truncateSync } from 'node:fs';
@@ -180,9 +181,9 @@ describe('merge with deletes: what is still decoded', () => {
     expect(await tableRows(await loadTable(t.location))).toEqual(before);
   });
 
-  it('equality deletes, a list or boolean column, or the property off', async () => {
+  it('a list or boolean column, or the property off (equality deletes too)', async () => {
     const cases: [string, () => Promise<Table>][] = [
-      ['equality deletes', async () => deleteByEquality(await flatTable(io, 2, 60), [1], [{ id: 5n, category: 'a' }])],
+      ['equality deletes, the property off', async () => deleteByEquality(await flatTable(io, 2, 60, { properties: { [MERGE_DELETES_PROPERTY]: 'false' } }), [1], [{ id: 5n, category: 'a' }])],
       ['a list and a boolean column', async () => (await deleteRows(await chunkCopyTable(io, 2, 60, { properties: MERGE }), (r) => Number(r.id) % 5 === 0)).table],
       ['the property off', async () => (await deleteRows(await flatTable(io, 2, 60, { properties: { [MERGE_DELETES_PROPERTY]: 'false' } }), (r) => Number(r.id) % 5 === 0)).table],
     ];
