@@ -13,7 +13,7 @@ import { readRows } from './data-reader.js';
 /** Equality deletes on one set of field ids: the canonical keys of the deleted rows. */
 export interface EqualitySet {
   readonly fieldIds: readonly number[];
-  readonly keys: Set<string>;
+  readonly keys: ReadonlySet<string>;
 }
 
 /**
@@ -68,13 +68,15 @@ export class DeleteFilter {
         for (const pos of byPath.get(target) ?? []) positions.add(pos);
       }
     }
-    const equality: EqualitySet[] = [];
+    const byIds: { fieldIds: readonly number[]; files: ReadonlySet<string>[] }[] = [];
     for (const d of deletes.equalityDeletes) {
       const ids = d.file.equalityIds ?? [];
-      let set = equality.find((e) => sameIds(e.fieldIds, ids));
-      if (!set) equality.push((set = { fieldIds: ids, keys: new Set() }));
-      for (const k of await (cache ?? new DeleteFileCache()).equalityKeys(io, d.file, schemas)) set.keys.add(k);
+      let set = byIds.find((e) => sameIds(e.fieldIds, ids));
+      if (!set) byIds.push((set = { fieldIds: ids, files: [] }));
+      set.files.push(await (cache ?? new DeleteFileCache()).equalityKeys(io, d.file, schemas));
     }
+    // One file's keys are shared as the cache holds them (the data files of a partition see the same set).
+    const equality = byIds.map(({ fieldIds, files }) => ({ fieldIds, keys: files.length === 1 ? files[0] : new Set(files.flatMap((f) => [...f])) }));
     return new DeleteFilter(positions, equality);
   }
 
@@ -95,7 +97,7 @@ export class DeleteFilter {
  */
 export class DeleteFileCache {
   private readonly positionFiles = new Map<string, Promise<Map<string, bigint[]>>>();
-  private readonly equalityFiles = new Map<string, Promise<Set<string>>>();
+  private readonly equalityFiles = new Map<string, Promise<ReadonlySet<string>>>();
 
   positions(io: FileIO, file: DataFile): Promise<Map<string, bigint[]>> {
     let p = this.positionFiles.get(file.filePath);
@@ -117,7 +119,7 @@ export class DeleteFileCache {
     return p;
   }
 
-  equalityKeys(io: FileIO, file: DataFile, schemas: readonly Schema[]): Promise<Set<string>> {
+  equalityKeys(io: FileIO, file: DataFile, schemas: readonly Schema[]): Promise<ReadonlySet<string>> {
     let p = this.equalityFiles.get(file.filePath);
     if (!p) {
       p = (async () => {
@@ -158,6 +160,61 @@ export function projectionOf(ids: readonly number[], schemas: readonly Schema[],
 
 export function equalityKey(values: readonly unknown[]): string {
   return canonicalValueString(values);
+}
+
+/**
+ * One-field equality keys as the values they print from (equalityKey): bigints, safe integers,
+ * strings and null, so that a row's value is probed without printing it. `has` answers exactly what
+ * `keys.has(equalityKey([v]))` would, or undefined for a value of another kind (then ask that).
+ */
+export interface SingleFieldKeys {
+  has(v: unknown): boolean | undefined;
+}
+
+/** Built once per key set (a delete file's keys are shared by the data files it applies to). */
+const singleKeysOf = new WeakMap<ReadonlySet<string>, SingleFieldKeys>();
+
+export function singleFieldKeys(keys: ReadonlySet<string>): SingleFieldKeys {
+  let probe = singleKeysOf.get(keys);
+  if (probe) return probe;
+  const bigints = new Set<bigint>();
+  const numbers = new Set<number>();
+  const strings = new Set<string>();
+  for (const k of keys) {
+    // Only keys equal to what equalityKey prints for the value they parse to.
+    const digits = /^\[(-?\d+)\]$/.exec(k)?.[1];
+    if (digits !== undefined) {
+      const b = BigInt(digits);
+      if (`[${b}]` !== k) continue;
+      bigints.add(b);
+      const x = Number(digits);
+      if (Number.isSafeInteger(x)) numbers.add(x);
+    } else if (k.startsWith('["')) {
+      const parsed = parseJson(k);
+      if (Array.isArray(parsed) && parsed.length === 1 && typeof parsed[0] === 'string' && equalityKey(parsed) === k) strings.add(parsed[0]);
+    }
+  }
+  const nulls = keys.has(equalityKey([null]));
+  probe = {
+    has: (v) => {
+      if (typeof v === 'bigint') return bigints.has(v);
+      if (typeof v === 'string') return strings.has(v);
+      if (v === null || v === undefined) return nulls;
+      // -0 prints as 0, and a Set finds 0 for it.
+      if (typeof v === 'number' && Number.isSafeInteger(v)) return numbers.has(v);
+      return undefined;
+    },
+  };
+  singleKeysOf.set(keys, probe);
+  return probe;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 function sameIds(a: readonly number[], b: readonly number[]): boolean {

@@ -13,7 +13,7 @@ import { IllegalStateError } from '../errors.js';
 import { batchOf, selectRuns, type Runs } from '../parquet/batches.js';
 import { readData, rowsFromBatch } from '../parquet/values.js';
 import { readBatches } from './data-reader.js';
-import { DeleteFileCache, DeleteFilter, equalityKey, projectionOf } from './delete-filter.js';
+import { DeleteFileCache, DeleteFilter, equalityKey, projectionOf, singleFieldKeys } from './delete-filter.js';
 
 export interface ScanOptions {
   readonly snapshotId?: bigint;
@@ -169,7 +169,9 @@ export async function* readTaskBatches(
  */
 function deadRowMarker(filter: DeleteFilter, readSchema: StructType): (read: arrow.RecordBatch, firstPos: number) => Uint8Array | undefined {
   const deleted = filter.deletedPositions();
-  const equality = filter.equalitySets.map((set) => ({ keys: set.keys, fields: set.fieldIds.map((id) => keyColumn(readSchema, id)) }));
+  const equality = filter.equalitySets.map((set) => ({
+    keys: set.keys, fields: set.fieldIds.map((id) => keyColumn(readSchema, id)), single: set.fieldIds.length === 1 ? singleFieldKeys(set.keys) : undefined,
+  }));
   let d = 0;
   return (read, firstPos) => {
     const n = read.numRows;
@@ -182,13 +184,19 @@ function deadRowMarker(filter: DeleteFilter, readSchema: StructType): (read: arr
       const values = new Array<unknown>(columns.length);
       for (let i = 0; i < n; i++) {
         if (dead?.[i] === 1) continue;
-        for (let c = 0; c < columns.length; c++) values[c] = columns[c][i];
-        if (e.keys.has(equalityKey(values))) (dead ??= new Uint8Array(n))[i] = 1;
+        const hit = e.single ? e.single.has(columns[0][i]) : undefined;
+        if (hit === false) continue;
+        if (hit === undefined) {
+          for (let c = 0; c < columns.length; c++) values[c] = columns[c][i];
+          if (!e.keys.has(equalityKey(values))) continue;
+        }
+        (dead ??= new Uint8Array(n))[i] = 1;
       }
     }
     return dead;
   };
 }
+
 
 /**
  * The positions of a task's data file that its deletes remove, ascending: its position deletes or
