@@ -1,5 +1,6 @@
+import type * as arrow from 'apache-arrow';
 import type { FileIO } from '../io/file-io.js';
-import { InvalidFileError } from '../errors.js';
+import { IllegalStateError, InvalidFileError } from '../errors.js';
 import { normalizePath } from '../io/path.js';
 import type { ApplicableDeletes } from '../iceberg/delete-index.js';
 import { ensureRoaring, PositionDeleteIndex, readDeletionVector } from '../iceberg/deletion-vector.js';
@@ -8,7 +9,8 @@ import { canonicalValueString } from '../iceberg/partition.js';
 import { indexById, MetadataColumns, type Schema } from '../iceberg/schema.js';
 import type { NestedField, StructType } from '../iceberg/types.js';
 import type { Row } from '../iceberg/values.js';
-import { readRows } from './data-reader.js';
+import { readData } from '../parquet/values.js';
+import { readBatches, readRows } from './data-reader.js';
 
 /** Equality deletes on one set of field ids: the canonical keys of the deleted rows. */
 export interface EqualitySet {
@@ -68,15 +70,18 @@ export class DeleteFilter {
         for (const pos of byPath.get(target) ?? []) positions.add(pos);
       }
     }
-    const byIds: { fieldIds: readonly number[]; files: ReadonlySet<string>[] }[] = [];
+    const files = cache ?? new DeleteFileCache();
+    const byIds: { fieldIds: readonly number[]; paths: string[] }[] = [];
     for (const d of deletes.equalityDeletes) {
       const ids = d.file.equalityIds ?? [];
       let set = byIds.find((e) => sameIds(e.fieldIds, ids));
-      if (!set) byIds.push((set = { fieldIds: ids, files: [] }));
-      set.files.push(await (cache ?? new DeleteFileCache()).equalityKeys(io, d.file, schemas));
+      if (!set) byIds.push((set = { fieldIds: ids, paths: [] }));
+      await files.equalityKeys(io, d.file, schemas);
+      set.paths.push(d.file.filePath);
     }
-    // One file's keys are shared as the cache holds them (the data files of a partition see the same set).
-    const equality = byIds.map(({ fieldIds, files }) => ({ fieldIds, keys: files.length === 1 ? files[0] : new Set(files.flatMap((f) => [...f])) }));
+    // Key sets are shared as the cache holds them (the data files of a partition see the same ones).
+    const equality: EqualitySet[] = [];
+    for (const { fieldIds, paths } of byIds) equality.push({ fieldIds, keys: await files.keysOf(paths) });
     return new DeleteFilter(positions, equality);
   }
 
@@ -98,6 +103,25 @@ export class DeleteFilter {
 export class DeleteFileCache {
   private readonly positionFiles = new Map<string, Promise<Map<string, bigint[]>>>();
   private readonly equalityFiles = new Map<string, Promise<ReadonlySet<string>>>();
+  private readonly unions = new Map<string, Promise<ReadonlySet<string>>>();
+
+  /** The keys of equality delete files read already (equalityKeys): one file's set, or their union, made once. */
+  keysOf(paths: readonly string[]): Promise<ReadonlySet<string>> {
+    const sets = paths.map((p) => this.equalityFiles.get(p));
+    if (sets.some((x) => x === undefined)) throw new IllegalStateError('keysOf asks for equality delete files not read yet');
+    if (paths.length === 1) return sets[0]!;
+    const key = [...paths].sort().join('\n');
+    let p = this.unions.get(key);
+    if (!p) {
+      p = Promise.all(sets).then((all) => {
+        const union = new Set<string>();
+        for (const s of all) for (const k of s!) union.add(k);
+        return union;
+      });
+      this.unions.set(key, p);
+    }
+    return p;
+  }
 
   positions(io: FileIO, file: DataFile): Promise<Map<string, bigint[]>> {
     let p = this.positionFiles.get(file.filePath);
@@ -123,10 +147,18 @@ export class DeleteFileCache {
     let p = this.equalityFiles.get(file.filePath);
     if (!p) {
       p = (async () => {
-        const projection = projectionOf(file.equalityIds ?? [], schemas, file);
+        const ids = file.equalityIds ?? [];
+        const projection = projectionOf(ids, schemas, file);
+        // Read as the data files' keys are (keyColumn), so both print alike.
+        const columns = ids.map((id) => keyColumn(projection, id));
         const keys = new Set<string>();
-        for await (const batch of readRows(io, file, projection)) {
-          for (const r of batch.rows) keys.add(equalityKey(projection.fields.map((f) => r[f.name])));
+        for await (const { batch } of readBatches(io, file, projection)) {
+          const cols = columns.map((c) => c(batch));
+          const values = new Array<unknown>(cols.length);
+          for (let i = 0; i < batch.numRows; i++) {
+            for (let c = 0; c < cols.length; c++) values[c] = cols[c][i];
+            keys.add(equalityKey(values));
+          }
         }
         return keys;
       })();
@@ -144,18 +176,47 @@ export const POSITION_DELETE_SCHEMA: StructType = {
   ],
 };
 
-/** Equality fields resolved by id through every schema the table had (dropped columns still apply). */
+/**
+ * The columns that hold equality fields `ids`, resolved by id through every schema the table had
+ * (dropped columns still apply): each field where it sits, inside its structs, the structs pruned to
+ * the fields asked for. Top-level columns are renamed `_eq_<id>` so that they can sit beside a
+ * projection of the same names; read a field's values with keyColumn. A field inside a list or map
+ * cannot be an equality field (spec: "Equality Delete Files").
+ */
 export function projectionOf(ids: readonly number[], schemas: readonly Schema[], file: DataFile): StructType {
-  const fields: NestedField[] = ids.map((id) => {
-    for (let i = schemas.length - 1; i >= 0; i--) {
-      const f = indexById(schemas[i]).get(id)?.field;
-      if (f) return { ...f, name: `_eq_${id}`, required: false };
+  const top: NestedField[] = [];
+  for (const id of ids) {
+    let chain: NestedField[] | undefined;
+    for (let i = schemas.length - 1; i >= 0 && !chain; i--) {
+      const index = indexById(schemas[i]);
+      let entry = index.get(id);
+      if (!entry) continue;
+      chain = [entry.field];
+      while (entry.parentId !== undefined) {
+        entry = index.get(entry.parentId)!;
+        if (entry.field.type.type !== 'struct') {
+          throw new InvalidFileError(`equality delete file ${file.filePath} names field id ${id}, which lies inside a ${entry.field.type.type}`, { path: file.filePath });
+        }
+        chain.unshift(entry.field);
+      }
     }
-    throw new InvalidFileError(`equality delete file ${file.filePath} names field id ${id}, which no schema of the table has`, {
-      path: file.filePath,
+    if (!chain) {
+      throw new InvalidFileError(`equality delete file ${file.filePath} names field id ${id}, which no schema of the table has`, {
+        path: file.filePath,
+      });
+    }
+    let level = top;
+    chain.forEach((f, depth) => {
+      const leaf = depth === chain!.length - 1;
+      let at = level.find((x) => x.id === f.id);
+      if (!at) {
+        at = { ...f, name: depth === 0 ? `_eq_${f.id}` : f.name, required: false, ...(leaf ? {} : { type: { type: 'struct', fields: [] } }) };
+        level.push(at);
+      }
+      if (!leaf) level = (at.type as StructType).fields as NestedField[];
     });
-  });
-  return { type: 'struct', fields };
+  }
+  return { type: 'struct', fields: top };
 }
 
 export function equalityKey(values: readonly unknown[]): string {
@@ -207,6 +268,38 @@ export function singleFieldKeys(keys: ReadonlySet<string>): SingleFieldKeys {
   };
   singleKeysOf.set(keys, probe);
   return probe;
+}
+
+/** Reads the values of field `id` (top level or inside structs) from batches of `schema`'s layout; null under a null struct. */
+export function keyColumn(schema: StructType, id: number): (batch: arrow.RecordBatch) => unknown[] {
+  const index = indexById(schema);
+  const entry = index.get(id);
+  if (!entry) throw new IllegalStateError(`equality field ${id} is not in the read schema`);
+  const names = entry.path.split('.');
+  return (batch) => {
+    let level: readonly NestedField[] = schema.fields;
+    let children: readonly arrow.Data[] = batch.data.children;
+    const parents: arrow.Data[] = [];
+    let data: arrow.Data | undefined;
+    names.forEach((name, k) => {
+      const at = level.findIndex((f) => f.name === name);
+      const field = level[at];
+      data = children[level.slice(0, at).filter((f) => f.type.type !== 'unknown').length];
+      if (k < names.length - 1 && field.type.type === 'struct') {
+        parents.push(data);
+        level = field.type.fields;
+        children = data.children;
+      }
+    });
+    const values: unknown[] = readData(entry.field.type, data!, entry.path);
+    for (const p of parents) {
+      for (let i = 0; i < values.length; i++) {
+        const bit = p.offset + i;
+        if (p.nullCount > 0 && (p.nullBitmap![bit >> 3] & (1 << (bit & 7))) === 0) values[i] = null;
+      }
+    }
+    return values;
+  };
 }
 
 function parseJson(text: string): unknown {

@@ -9,11 +9,10 @@ import { indexById, MetadataColumns } from '../iceberg/schema.js';
 import { currentSchema, type TableMetadata } from '../iceberg/table-metadata.js';
 import type { NestedField, StructType } from '../iceberg/types.js';
 import type { IcebergValue, Row } from '../iceberg/values.js';
-import { IllegalStateError } from '../errors.js';
 import { batchOf, selectRuns, type Runs } from '../parquet/batches.js';
-import { readData, rowsFromBatch } from '../parquet/values.js';
+import { rowsFromBatch } from '../parquet/values.js';
 import { readBatches } from './data-reader.js';
-import { DeleteFileCache, DeleteFilter, equalityKey, projectionOf, singleFieldKeys } from './delete-filter.js';
+import { DeleteFileCache, DeleteFilter, equalityKey, keyColumn, projectionOf, singleFieldKeys } from './delete-filter.js';
 
 export interface ScanOptions {
   readonly snapshotId?: bigint;
@@ -262,34 +261,3 @@ function inherit(data: arrow.Data, value: (i: number) => bigint | null): arrow.D
   return arrow.makeData({ type: new arrow.Int64(), length: n, nullCount: nulls, ...(nulls > 0 ? { nullBitmap: bitmap } : {}), data: out }).clone(data.type);
 }
 
-/** Reads the values of field `id` (top level or inside structs) from batches of `schema`'s layout; null under a null struct. */
-function keyColumn(schema: StructType, id: number): (batch: arrow.RecordBatch) => unknown[] {
-  const index = indexById(schema);
-  const entry = index.get(id);
-  if (!entry) throw new IllegalStateError(`equality field ${id} is not in the read schema`);
-  const names = entry.path.split('.');
-  return (batch) => {
-    let level: readonly NestedField[] = schema.fields;
-    let children: readonly arrow.Data[] = batch.data.children;
-    const parents: arrow.Data[] = [];
-    let data: arrow.Data | undefined;
-    names.forEach((name, k) => {
-      const at = level.findIndex((f) => f.name === name);
-      const field = level[at];
-      data = children[level.slice(0, at).filter((f) => f.type.type !== 'unknown').length];
-      if (k < names.length - 1 && field.type.type === 'struct') {
-        parents.push(data);
-        level = field.type.fields;
-        children = data.children;
-      }
-    });
-    const values: unknown[] = readData(entry.field.type, data!, entry.path);
-    for (const p of parents) {
-      for (let i = 0; i < values.length; i++) {
-        const bit = p.offset + i;
-        if (p.nullCount > 0 && (p.nullBitmap![bit >> 3] & (1 << (bit & 7))) === 0) values[i] = null;
-      }
-    }
-    return values;
-  };
-}

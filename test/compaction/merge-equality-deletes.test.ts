@@ -11,19 +11,27 @@ import { loadTable, type Table } from '../../lib/catalog/table.js';
 import { MERGE_DELETES_PROPERTY } from '../../lib/compaction/chunk-copy.js';
 import { commitCompaction } from '../../lib/compaction/commit.js';
 import type { DataFileJson, GroupResult } from '../../lib/compaction/messages.js';
+import { join } from 'node:path';
 import { planCompaction } from '../../lib/compaction/planner.js';
 import { rewriteGroup } from '../../lib/compaction/rewriter.js';
-import { FileContent } from '../../lib/iceberg/manifest.js';
+import { partitionFolder, tableLocationProvider } from '../../lib/iceberg/locations.js';
+import { FileContent, type DataFile } from '../../lib/iceberg/manifest.js';
+import { currentSchema, specById } from '../../lib/iceberg/table-metadata.js';
+import type { StructType } from '../../lib/iceberg/types.js';
+import { ParquetWriter } from '../../lib/parquet/writer.js';
+import { toDataFile } from '../../lib/table/data-writer.js';
+import { projectionOf } from '../../lib/table/delete-filter.js';
 import { planFiles } from '../../lib/iceberg/scan-planning.js';
 import type { Row } from '../../lib/iceberg/values.js';
 import { parseS3Location } from '../../lib/io/index.js';
 import { S3FileIO } from '../../lib/io/s3.js';
 import { LocalFileIO } from '../../lib/io/local.js';
 import { S3RequestCounter } from '../../lib/io/s3-requests.js';
-import { appendRows, deleteByEquality, deleteRows } from '../../lib/table/operations.js';
+import { appendRows, commitChanges, createNewTable, deleteByEquality, deleteRows } from '../../lib/table/operations.js';
 import { checkMap, expectDecodedMetrics, tableRows, withProperties } from '../support/chunk-copy-table.js';
 import { planAll } from '../support/compaction.js';
-import { flatRow, flatTable } from '../support/flat-table.js';
+import { FLAT_SCHEMA, flatRow, flatTable, MERGE } from '../support/flat-table.js';
+import { tempDir } from '../support/fixtures.js';
 import { freshBucket, testS3Endpoint } from '../support/s3.js';
 
 const io = new LocalFileIO();
@@ -139,6 +147,45 @@ describe('merge with equality deletes: matched rows dropped from the pages', () 
     const after = await loadTable(t.location);
     expect(await tableRows(after)).toEqual(before);
     expect(await deleteFilesOf(after)).toBe(2);
+  });
+});
+
+describe('equality deletes on a field inside a struct (a delete file laid out as Java writes it)', () => {
+  it('deletes the rows whose nested key matches, before and after the merge, the decode path alike', async () => {
+    let t = await createNewTable(io, join(tempDir(), 'nested-key'), { formatVersion: 2, schema: FLAT_SCHEMA, properties: MERGE });
+    for (let a = 0; a < 2; a++) t = await appendRows(t, Array.from({ length: 40 }, (_, i) => flatRow(1 + a * 40 + i)));
+    // point.x (id 8) is id / 4, null for some rows: keys of five rows, none null.
+    const gone = [1, 2, 3, 6, 41];
+    const deleteSchema: StructType = {
+      type: 'struct',
+      fields: [{ id: 7, name: 'point', required: false, type: { type: 'struct', fields: [{ id: 8, name: 'x', required: false, type: { type: 'float' } }] } }],
+    };
+    const spec = specById(t.metadata, t.metadata.defaultSpecId);
+    const path = tableLocationProvider(t.metadata).newDataLocation('eq-nested-deletes.parquet', partitionFolder(spec, {}, currentSchema(t.metadata)));
+    const w = ParquetWriter.open(io, path, deleteSchema, {});
+    await w.writeRows(gone.map((id) => ({ point: { x: (flatRow(id).point as { x: number }).x } })));
+    t = await commitChanges(t, { addedDeleteFiles: [toDataFile(await w.close(), spec, {}, FileContent.EqualityDeletes, { equalityIds: [8] })], operation: 'delete' });
+    const before = await tableRows(t);
+    expect(idsOf(before).sort((a, b) => a - b)).toEqual(Array.from({ length: 80 }, (_, i) => i + 1).filter((id) => !gone.includes(id)));
+    const plan = await planAll(io, t.metadata);
+    const results: GroupResult[] = [];
+    for (const g of plan.groups) {
+      const merged = await rewriteGroup(io, t.metadata, plan, g);
+      const decoded = await rewriteGroup(io, withProperties(t.metadata, { [MERGE_DELETES_PROPERTY]: 'false' }), plan, g);
+      expect(merged.inputPaths).toEqual({ copied: 0, merged: g.inputs.length, decoded: 0 });
+      expect(decoded.inputPaths?.decoded).toBe(g.inputs.length);
+      expect(merged.checksums.rowsOut).toBe(decoded.checksums.rowsOut);
+      expect(merged.checksums.hashOut).toBe(merged.checksums.hashIn);
+      results.push(merged);
+    }
+    await commitCompaction(t, plan, results);
+    expect(await tableRows(await loadTable(t.location))).toEqual(before);
+  });
+
+  it('refuses a key inside a list, naming the delete file', () => {
+    const schema = { type: 'struct' as const, schemaId: 0, identifierFieldIds: [], fields: [{ id: 1, name: 'xs', required: false, type: { type: 'list' as const, elementId: 2, elementRequired: false, element: { type: 'long' as const } } }] };
+    const file = { filePath: '/t/eq.parquet' } as DataFile;
+    expect(() => projectionOf([2], [schema], file)).toThrow(/eq\.parquet names field id 2, which lies inside a list/);
   });
 });
 
