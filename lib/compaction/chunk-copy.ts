@@ -110,6 +110,12 @@ export const READ_AHEAD_WHOLE_INPUT_BYTES = 8 * 1024 * 1024;
  * client keeps 50 sockets).
  */
 const FOOTER_READS = 32;
+/**
+ * Inputs whose equality deletes are probed at once (lib/table/scan.ts deletedPositions): each holds
+ * one row group's key columns decoded (a 3M-row row group's long key: 24 MB in Arrow, as much again
+ * in wasm), where a footer read holds 64 KiB.
+ */
+const EQUALITY_PROBES = 4;
 
 export interface ChunkCopyOptions {
   /** Spec the group's outputs are written in (rewriter.ts outputSpecId). */
@@ -286,7 +292,7 @@ export class ChunkCopy {
     }
     // Only `held` keeps footer reads: the merges keep their footers (copied out of the reads).
     const cache = options.deleteCache ?? new DeleteFileCache();
-    const merged = await mapLimit(merges, FOOTER_READS, async ({ task, source, read }): Promise<MergeInput> => {
+    const deletedOf = async ({ task, source, read }: (typeof merges)[number]): Promise<MergeInput> => {
       if (!hasDeletes(task)) return { task, source };
       // Equality deletes are probed on the file's key columns, read as the decoder reads them; the
       // footer read serves their reader the footer (no second fetch).
@@ -298,7 +304,13 @@ export class ChunkCopy {
       } finally {
         files?.close();
       }
-    });
+    };
+    // A key-column probe holds a row group's key columns decoded: fewer of them at once.
+    const probed = merges.filter((m) => m.task.deletes.equalityDeletes.length > 0);
+    const byTask = new Map<FileScanTask, MergeInput>();
+    for (const m of await mapLimit(probed, EQUALITY_PROBES, deletedOf)) byTask.set(m.task, m);
+    for (const m of await mapLimit(merges.filter((x) => !byTask.has(x.task)), FOOTER_READS, deletedOf)) byTask.set(m.task, m);
+    const merged = merges.map((m) => byTask.get(m.task)!);
     return new ChunkCopy(io, metadata, plan, group, options, copyReads, template, sources, merged, tasks.filter((t) => !taken.has(t)), seeds, held);
   }
 

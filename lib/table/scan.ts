@@ -197,6 +197,8 @@ function deadRowMarker(filter: DeleteFilter, readSchema: StructType): (read: arr
 }
 
 
+const PROBE_BATCH_ROWS = 64 * 1024;
+
 /**
  * The positions of a task's data file that its deletes remove, ascending: its position deletes or
  * deletion vector, and the rows its equality deletes match, probed exactly as readTaskBatches probes
@@ -213,6 +215,8 @@ export async function deletedPositions(
   for await (const { batch, firstPos } of readBatches(io, task.dataFile, readSchema, {
     ...(options.mapping ? { nameMapping: options.mapping } : {}),
     constants: identityConstants(task),
+    // Keys become JavaScript values a batch at a time (a bigint each for a long key).
+    batchSize: PROBE_BATCH_ROWS,
   })) {
     const dead = deadRows(batch, firstPos);
     if (dead) for (let i = 0; i < dead.length; i++) if (dead[i] === 1) out.push(firstPos + i);
