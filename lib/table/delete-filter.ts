@@ -12,10 +12,14 @@ import type { Row } from '../iceberg/values.js';
 import { readData } from '../parquet/values.js';
 import { readBatches, readRows } from './data-reader.js';
 
-/** Equality deletes on one set of field ids: the canonical keys of the deleted rows. */
+/**
+ * Equality deletes on one set of field ids: the canonical keys of the deleted rows, one set per
+ * delete file as the cache holds it (a row is deleted when any holds its key; never joined, since
+ * each data file of a streaming partition sees another list of delete files).
+ */
 export interface EqualitySet {
   readonly fieldIds: readonly number[];
-  readonly keys: ReadonlySet<string>;
+  readonly keys: readonly ReadonlySet<string>[];
 }
 
 /**
@@ -71,17 +75,13 @@ export class DeleteFilter {
       }
     }
     const files = cache ?? new DeleteFileCache();
-    const byIds: { fieldIds: readonly number[]; paths: string[] }[] = [];
+    const equality: { fieldIds: readonly number[]; keys: ReadonlySet<string>[] }[] = [];
     for (const d of deletes.equalityDeletes) {
       const ids = d.file.equalityIds ?? [];
-      let set = byIds.find((e) => sameIds(e.fieldIds, ids));
-      if (!set) byIds.push((set = { fieldIds: ids, paths: [] }));
-      await files.equalityKeys(io, d.file, schemas);
-      set.paths.push(d.file.filePath);
+      let set = equality.find((e) => sameIds(e.fieldIds, ids));
+      if (!set) equality.push((set = { fieldIds: ids, keys: [] }));
+      set.keys.push(await files.equalityKeys(io, d.file, schemas));
     }
-    // Key sets are shared as the cache holds them (the data files of a partition see the same ones).
-    const equality: EqualitySet[] = [];
-    for (const { fieldIds, paths } of byIds) equality.push({ fieldIds, keys: await files.keysOf(paths) });
     return new DeleteFilter(positions, equality);
   }
 
@@ -91,7 +91,10 @@ export class DeleteFilter {
    */
   isDeleted(pos: number | bigint, valueOf: (fieldId: number) => unknown): boolean {
     if (this.positions?.has(pos)) return true;
-    for (const e of this.equality) if (e.keys.has(equalityKey(e.fieldIds.map(valueOf)))) return true;
+    for (const e of this.equality) {
+      const key = equalityKey(e.fieldIds.map(valueOf));
+      if (e.keys.some((k) => k.has(key))) return true;
+    }
     return false;
   }
 }
@@ -103,25 +106,6 @@ export class DeleteFilter {
 export class DeleteFileCache {
   private readonly positionFiles = new Map<string, Promise<Map<string, bigint[]>>>();
   private readonly equalityFiles = new Map<string, Promise<ReadonlySet<string>>>();
-  private readonly unions = new Map<string, Promise<ReadonlySet<string>>>();
-
-  /** The keys of equality delete files read already (equalityKeys): one file's set, or their union, made once. */
-  keysOf(paths: readonly string[]): Promise<ReadonlySet<string>> {
-    const sets = paths.map((p) => this.equalityFiles.get(p));
-    if (sets.some((x) => x === undefined)) throw new IllegalStateError('keysOf asks for equality delete files not read yet');
-    if (paths.length === 1) return sets[0]!;
-    const key = [...paths].sort().join('\n');
-    let p = this.unions.get(key);
-    if (!p) {
-      p = Promise.all(sets).then((all) => {
-        const union = new Set<string>();
-        for (const s of all) for (const k of s!) union.add(k);
-        return union;
-      });
-      this.unions.set(key, p);
-    }
-    return p;
-  }
 
   positions(io: FileIO, file: DataFile): Promise<Map<string, bigint[]>> {
     let p = this.positionFiles.get(file.filePath);
@@ -235,7 +219,25 @@ export interface SingleFieldKeys {
 /** Built once per key set (a delete file's keys are shared by the data files it applies to). */
 const singleKeysOf = new WeakMap<ReadonlySet<string>, SingleFieldKeys>();
 
-export function singleFieldKeys(keys: ReadonlySet<string>): SingleFieldKeys {
+/** The probe of one-field keys held in `sets` (one per delete file): a row is deleted when any holds its key. */
+export function singleFieldKeys(sets: readonly ReadonlySet<string>[]): SingleFieldKeys {
+  const probes = sets.map(probeOf);
+  if (probes.length === 1) return probes[0];
+  return {
+    // Every probe sorts a value alike (by its kind): all answer, or none does.
+    has: (v) => {
+      let answer: boolean | undefined = false;
+      for (const p of probes) {
+        const r = p.has(v);
+        if (r === true) return true;
+        if (r === undefined) answer = undefined;
+      }
+      return answer;
+    },
+  };
+}
+
+function probeOf(keys: ReadonlySet<string>): SingleFieldKeys {
   let probe = singleKeysOf.get(keys);
   if (probe) return probe;
   const bigints = new Set<bigint>();
@@ -275,17 +277,23 @@ export function keyColumn(schema: StructType, id: number): (batch: arrow.RecordB
   const index = indexById(schema);
   const entry = index.get(id);
   if (!entry) throw new IllegalStateError(`equality field ${id} is not in the read schema`);
-  const names = entry.path.split('.');
+  // The field's chain of ids from the top, found level by level by id (names may repeat or contain
+  // dots across schemas: a field dropped and another renamed to its name), through the struct that
+  // holds the field (a struct may sit twice at the top: projected, and pruned as `_eq_<id>`).
+  const chain: number[] = [id];
+  for (let p = entry.parentId; p !== undefined; p = index.get(p)!.parentId) chain.unshift(p);
+  const holds = (f: NestedField): boolean => f.id === id || (f.type.type === 'struct' && f.type.fields.some(holds));
   return (batch) => {
     let level: readonly NestedField[] = schema.fields;
     let children: readonly arrow.Data[] = batch.data.children;
     const parents: arrow.Data[] = [];
     let data: arrow.Data | undefined;
-    names.forEach((name, k) => {
-      const at = level.findIndex((f) => f.name === name);
+    chain.forEach((fieldId, k) => {
+      const at = level.findIndex((f) => f.id === fieldId && holds(f));
+      if (at < 0) throw new IllegalStateError(`equality field ${id} is not where the read schema puts it`);
       const field = level[at];
       data = children[level.slice(0, at).filter((f) => f.type.type !== 'unknown').length];
-      if (k < names.length - 1 && field.type.type === 'struct') {
+      if (k < chain.length - 1 && field.type.type === 'struct') {
         parents.push(data);
         level = field.type.fields;
         children = data.children;

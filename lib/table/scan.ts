@@ -183,13 +183,13 @@ function deadRowMarker(filter: DeleteFilter, readSchema: StructType): (read: arr
       const values = new Array<unknown>(columns.length);
       for (let i = 0; i < n; i++) {
         if (dead?.[i] === 1) continue;
-        const hit = e.single ? e.single.has(columns[0][i]) : undefined;
-        if (hit === false) continue;
+        let hit = e.single?.has(columns[0][i]);
         if (hit === undefined) {
           for (let c = 0; c < columns.length; c++) values[c] = columns[c][i];
-          if (!e.keys.has(equalityKey(values))) continue;
+          const key = equalityKey(values);
+          hit = e.keys.some((k) => k.has(key));
         }
-        (dead ??= new Uint8Array(n))[i] = 1;
+        if (hit) (dead ??= new Uint8Array(n))[i] = 1;
       }
     }
     return dead;

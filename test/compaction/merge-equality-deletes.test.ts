@@ -17,7 +17,7 @@ import { rewriteGroup } from '../../lib/compaction/rewriter.js';
 import { partitionFolder, tableLocationProvider } from '../../lib/iceberg/locations.js';
 import { FileContent, type DataFile } from '../../lib/iceberg/manifest.js';
 import { currentSchema, specById } from '../../lib/iceberg/table-metadata.js';
-import type { StructType } from '../../lib/iceberg/types.js';
+import type { NestedField, StructType } from '../../lib/iceberg/types.js';
 import { ParquetWriter } from '../../lib/parquet/writer.js';
 import { toDataFile } from '../../lib/table/data-writer.js';
 import { projectionOf } from '../../lib/table/delete-filter.js';
@@ -27,7 +27,7 @@ import { parseS3Location } from '../../lib/io/index.js';
 import { S3FileIO } from '../../lib/io/s3.js';
 import { LocalFileIO } from '../../lib/io/local.js';
 import { S3RequestCounter } from '../../lib/io/s3-requests.js';
-import { appendRows, commitChanges, createNewTable, deleteByEquality, deleteRows } from '../../lib/table/operations.js';
+import { appendRows, commitChanges, createNewTable, deleteByEquality, deleteRows, updateSchema } from '../../lib/table/operations.js';
 import { checkMap, expectDecodedMetrics, tableRows, withProperties } from '../support/chunk-copy-table.js';
 import { planAll } from '../support/compaction.js';
 import { FLAT_SCHEMA, flatRow, flatTable, MERGE } from '../support/flat-table.js';
@@ -178,6 +178,31 @@ describe('equality deletes on a field inside a struct (a delete file laid out as
       expect(merged.checksums.hashOut).toBe(merged.checksums.hashIn);
       results.push(merged);
     }
+    await commitCompaction(t, plan, results);
+    expect(await tableRows(await loadTable(t.location))).toEqual(before);
+  });
+
+  it('tells keys apart by field id where a dropped field\'s name was reused inside the struct', async () => {
+    const field = (id: number, name: string, type: NestedField['type']): NestedField => ({ id, name, required: false, type });
+    const point = (...fields: NestedField[]): NestedField => field(7, 'point', { type: 'struct', fields });
+    let t = await createNewTable(io, join(tempDir(), 'reused-name'), {
+      formatVersion: 2, schema: { type: 'struct', fields: [field(1, 'id', { type: 'long' }), point(field(8, 'a', { type: 'int' }), field(9, 'b', { type: 'int' }))] }, properties: MERGE,
+    });
+    // a (8) dropped, b (9) renamed a: the data is written under the new schema, so it may be merged.
+    t = await updateSchema(t, [field(1, 'id', { type: 'long' }), point(field(9, 'a', { type: 'int' }))]);
+    for (let k = 0; k < 2; k++) t = await appendRows(t, Array.from({ length: 40 }, (_, i) => ({ id: BigInt(1 + k * 40 + i), point: { a: (k * 40 + i) % 10 } })));
+    // A writer still on the old schema deletes a (8) = 5, which no row has any more; a current one 9 = 3.
+    const spec = specById(t.metadata, t.metadata.defaultSpecId);
+    for (const [id, name, value] of [[8, 'a', 5], [9, 'a', 3]] as const) {
+      const path = tableLocationProvider(t.metadata).newDataLocation(`eq-${id}.parquet`, partitionFolder(spec, {}, currentSchema(t.metadata)));
+      const w = ParquetWriter.open(io, path, { type: 'struct', fields: [point(field(id, name, { type: 'int' }))] }, {});
+      await w.writeRows([{ point: { a: value } }]);
+      t = await commitChanges(t, { addedDeleteFiles: [toDataFile(await w.close(), spec, {}, FileContent.EqualityDeletes, { equalityIds: [id] })], operation: 'delete' });
+    }
+    const before = await tableRows(t);
+    expect(before).toHaveLength(72);
+    const { plan, results } = await rewriteAll(t);
+    expect(results.every((r) => r.outputs.every(isMerge))).toBe(true);
     await commitCompaction(t, plan, results);
     expect(await tableRows(await loadTable(t.location))).toEqual(before);
   });
