@@ -65,6 +65,14 @@ export function nameMappingToJson(mapping: NameMapping): unknown {
   return mapping.map(conv);
 }
 
+/**
+ * The mapping of field `id`'s children (a struct's fields, a list's element, a map's key and value)
+ * among `fields`; undefined when the mapping does not describe them.
+ */
+export function mappedChildren(fields: readonly MappedField[] | undefined, id: number): readonly MappedField[] | undefined {
+  return fields?.find((f) => f.fieldId === id)?.fields;
+}
+
 /** Finds the mapped field for a column name among siblings. */
 export function findMapped(fields: readonly MappedField[] | undefined, name: string): MappedField | undefined {
   return fields?.find((f) => f.names.includes(name));

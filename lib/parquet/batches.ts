@@ -14,6 +14,7 @@ import type { IcebergType, StructType } from '../iceberg/types.js';
 import type { IcebergValue } from '../iceberg/values.js';
 import { arrowSchema, arrowType, fieldIdOf, sameArrowType } from './schema.js';
 import { copyBits } from './concat.js';
+import { mappedChildren, type MappedField } from '../iceberg/name-mapping.js';
 import { buildData, matchChildren, missingValue, readData } from './values.js';
 
 type AnyData = arrow.Data<arrow.DataType>;
@@ -63,7 +64,7 @@ export function constantColumn(type: IcebergType, value: IcebergValue, n: number
  * One column of a file as the schema writes `type`: its buffers kept when they already match,
  * converted column-wise when the spec's promotions apply, rebuilt through Iceberg values otherwise.
  */
-export function conformColumn(type: IcebergType, data: AnyData, where: string): AnyData {
+export function conformColumn(type: IcebergType, data: AnyData, where: string, mapped?: readonly MappedField[]): AnyData {
   const target = arrowType(type);
   const at = data.type;
   if (sameLayout(at, target)) return relabel(data, target);
@@ -86,7 +87,7 @@ export function conformColumn(type: IcebergType, data: AnyData, where: string): 
       return relabel(data, target);
     }
     if (type.type === 'struct' && arrow.DataType.isStruct(at)) {
-      const match = matchChildren(type.fields, at.children);
+      const match = matchChildren(type.fields, at.children, mapped);
       const children: AnyData[] = [];
       type.fields.forEach((f, k) => {
         if (f.type.type === 'unknown') return;
@@ -94,13 +95,13 @@ export function conformColumn(type: IcebergType, data: AnyData, where: string): 
         children.push(
           idx === undefined
             ? constantColumn(f.type, missingValue(f), data.length)
-            : conformColumn(f.type, data.children[idx], `${where}.${f.name}`),
+            : conformColumn(f.type, data.children[idx], `${where}.${f.name}`, mappedChildren(mapped, f.id)),
         );
       });
       return arrow.makeData({ type: target as arrow.Struct, length: data.length, ...nulls(data), children });
     }
   }
-  return buildData(type, readData(type, data, where), where);
+  return buildData(type, readData(type, data, where, mapped), where);
 }
 
 /** What apache-arrow's RecordBatch constructor sets (recordbatch.mjs), in its order. */

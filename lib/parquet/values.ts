@@ -12,6 +12,7 @@
 import * as arrow from 'apache-arrow';
 import { ValidationError } from '../errors.js';
 import { fromJsonValue } from '../iceberg/json-single-value.js';
+import { findMapped, mappedChildren, type MappedField } from '../iceberg/name-mapping.js';
 import type { IcebergType, MapType, NestedField, PrimitiveType, StructType } from '../iceberg/types.js';
 import { isLongValued, primitiveToString } from '../iceberg/types.js';
 import { uuidFromBytes, uuidToBytes, type IcebergValue, type Row } from '../iceberg/values.js';
@@ -79,10 +80,16 @@ function rescale(v: bigint, from: bigint, to: bigint): bigint {
 }
 
 /** The nested field matching an Iceberg field: by `PARQUET:field_id`, or by name when the data has no ids. */
-export function matchChildren(fields: readonly NestedField[], arrowFields: readonly arrow.Field[]): Array<number | undefined> {
+export function matchChildren(fields: readonly NestedField[], arrowFields: readonly arrow.Field[], mapped?: readonly MappedField[]): Array<number | undefined> {
   const anyIds = arrowFields.some((f) => fieldIdOf(f) !== undefined);
   return fields.map((f) => {
-    const idx = anyIds ? arrowFields.findIndex((a) => fieldIdOf(a) === f.id) : arrowFields.findIndex((a) => a.name === f.name);
+    // Without ids: through the name mapping where it describes these children (a child renamed since
+    // the file was written), else by the current name.
+    const idx = anyIds
+      ? arrowFields.findIndex((a) => fieldIdOf(a) === f.id)
+      : mapped
+        ? arrowFields.findIndex((a) => findMapped(mapped, a.name)?.fieldId === f.id)
+        : arrowFields.findIndex((a) => a.name === f.name);
     return idx < 0 ? undefined : idx;
   });
 }
@@ -96,7 +103,7 @@ export function missingValue(f: NestedField): IcebergValue {
  * Values of one Arrow column as Iceberg values of `type` (nulls as null), rows [0, data.length).
  * `where` names the column in errors.
  */
-export function readData(type: IcebergType, data: AnyData, where = 'column'): IcebergValue[] {
+export function readData(type: IcebergType, data: AnyData, where = 'column', mapped?: readonly MappedField[]): IcebergValue[] {
   const n = data.length;
   const out: IcebergValue[] = new Array(n);
   const at = data.type;
@@ -206,10 +213,10 @@ export function readData(type: IcebergType, data: AnyData, where = 'column'): Ic
     }
     case 'struct': {
       if (!arrow.DataType.isStruct(at)) mismatch(type, data, where);
-      const match = matchChildren(type.fields, at.children);
+      const match = matchChildren(type.fields, at.children, mapped);
       const columns = type.fields.map((f, k) => {
         const idx = match[k];
-        return idx === undefined ? undefined : readData(f.type, data.children[idx], `${where}.${f.name}`);
+        return idx === undefined ? undefined : readData(f.type, data.children[idx], `${where}.${f.name}`, mappedChildren(mapped, f.id));
       });
       const defaults = type.fields.map(missingValue);
       return fill((i) => {
@@ -226,7 +233,7 @@ export function readData(type: IcebergType, data: AnyData, where = 'column'): Ic
         mismatch(type, data, where);
       }
       const child = data.children[0];
-      const elems = readData(type.element, child, `${where}.element`);
+      const elems = readData(type.element, child, `${where}.element`, mappedChildren(mapped, type.elementId));
       if (arrow.DataType.isFixedSizeList(at)) {
         const size = at.listSize;
         return fill((i) => elems.slice(i * size, (i + 1) * size));
@@ -240,8 +247,8 @@ export function readData(type: IcebergType, data: AnyData, where = 'column'): Ic
       if (!arrow.DataType.isMap(at)) mismatch(type, data, where);
       const entries = data.children[0];
       const [kIdx, vIdx] = mapChildIndexes(type, entries.type as arrow.Struct);
-      const keys = readData(type.key, entries.children[kIdx], `${where}.key`);
-      const vals = readData(type.value, entries.children[vIdx], `${where}.value`);
+      const keys = readData(type.key, entries.children[kIdx], `${where}.key`, mappedChildren(mapped, type.keyId));
+      const vals = readData(type.value, entries.children[vIdx], `${where}.value`, mappedChildren(mapped, type.valueId));
       return fill((i) => {
         const [s, e] = offsetsAt(data, i);
         const pairs: Array<[IcebergValue, IcebergValue]> = [];

@@ -2,7 +2,7 @@ import type * as arrow from 'apache-arrow';
 import { InvalidFileError, UnsupportedError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
 import { FileContent, type DataFile } from '../iceberg/manifest.js';
-import { findMapped, type NameMapping } from '../iceberg/name-mapping.js';
+import { findMapped, mappedChildren, type MappedField, type NameMapping } from '../iceberg/name-mapping.js';
 import type { NestedField, StructType } from '../iceberg/types.js';
 import type { IcebergValue, Row } from '../iceberg/values.js';
 import { openParquet, readRowGroups, type ParquetFileReader, type ReadOptions } from '../parquet/reader.js';
@@ -94,7 +94,7 @@ export async function* readBatches(
       const match = matchChildren(readFields, raw.schema.fields);
       const data = fields.map((f, k) => {
         const idx = resolved.present.has(f.id) ? match[k] : undefined;
-        return idx === undefined ? constantColumn(f.type, fill[k], n) : conformColumn(f.type, raw.data.children[idx], f.name);
+        return idx === undefined ? constantColumn(f.type, fill[k], n) : conformColumn(f.type, raw.data.children[idx], f.name, resolved.mapped(f.id));
       });
       yield { batch: batchOf(projection, data, n), firstPos: pos };
       pos += n;
@@ -142,6 +142,8 @@ interface ResolvedProjection {
   readonly present: ReadonlySet<number>;
   /** The projection under the file's column names. */
   readonly readSchema: StructType;
+  /** A column's nested fields as the name mapping describes them (a file without ids), else undefined. */
+  readonly mapped: (id: number) => readonly MappedField[] | undefined;
 }
 
 function resolveProjection(fileSchema: arrow.Schema, projection: StructType, mapping?: NameMapping): ResolvedProjection {
@@ -157,7 +159,7 @@ function resolveProjection(fileSchema: arrow.Schema, projection: StructType, map
         columns.push(col.name);
       }
     }
-    return { columns, present, readSchema: projection };
+    return { columns, present, readSchema: projection, mapped: () => undefined };
   }
   // No ids: the name mapping says which file column holds which field id; without a
   // mapping, columns resolve by the projection's current names.
@@ -170,5 +172,5 @@ function resolveProjection(fileSchema: arrow.Schema, projection: StructType, map
     columns.push(col.name);
     return { ...pf, name: col.name };
   });
-  return { columns, present, readSchema: { type: 'struct', fields: readFields } };
+  return { columns, present, readSchema: { type: 'struct', fields: readFields }, mapped: (id) => mappedChildren(mapping, id) };
 }
