@@ -153,6 +153,11 @@ function byRowGroup(source: CopySource, positions: Float64Array): (Int32Array | 
   });
 }
 
+/** A footer read handed to a later reader of the same file, which then fetches none of those bytes again. */
+function footerSeed(task: FileScanTask, read: FooterRead): ReadAheadRange {
+  return { path: task.dataFile.filePath, start: read.tailStart, end: read.fileLength, bytes: read.tail };
+}
+
 /** Whether a delete applies to a task's file: position deletes, a deletion vector or (major mode) equality deletes. */
 function hasDeletes(task: FileScanTask): boolean {
   return task.deletes.deletionVector !== undefined || task.deletes.positionDeletes.length > 0 || task.deletes.equalityDeletes.length > 0;
@@ -247,7 +252,7 @@ export class ChunkCopy {
     const seeds = new Map<string, ReadAheadRange>();
     // Left to the decoder, which reads the same tail first: it gets these bytes, not a second fetch.
     const seed = (task: FileScanTask, read: FooterRead): void => {
-      seeds.set(task.dataFile.filePath, { path: task.dataFile.filePath, start: read.tailStart, end: read.fileLength, bytes: read.tail });
+      seeds.set(task.dataFile.filePath, footerSeed(task, read));
     };
     candidates.forEach((task, i) => {
       const read = reads[i];
@@ -297,7 +302,7 @@ export class ChunkCopy {
       // Equality deletes are probed on the file's key columns, read as the decoder reads them; the
       // footer read serves their reader the footer (no second fetch).
       const files = task.deletes.equalityDeletes.length > 0
-        ? new ReadAheadFileIO(io, [{ path: task.dataFile.filePath, start: read.tailStart, end: read.fileLength, bytes: read.tail }], { files: 1, bytes: read.tail.length })
+        ? new ReadAheadFileIO(io, [footerSeed(task, read)], { files: 1, bytes: read.tail.length })
         : undefined;
       try {
         return { task, source, deleted: byRowGroup(source, await deletedPositions(files ?? io, metadata, task, { deleteCache: cache })) };

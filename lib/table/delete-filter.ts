@@ -283,23 +283,24 @@ export function keyColumn(schema: StructType, id: number): (batch: arrow.RecordB
   const chain: number[] = [id];
   for (let p = entry.parentId; p !== undefined; p = index.get(p)!.parentId) chain.unshift(p);
   const holds = (f: NestedField): boolean => f.id === id || (f.type.type === 'struct' && f.type.fields.some(holds));
+  // Where the field's Arrow column sits at each level, resolved once for every batch.
+  const steps: number[] = [];
+  let level: readonly NestedField[] = schema.fields;
+  for (const fieldId of chain) {
+    const at = level.findIndex((f) => f.id === fieldId && holds(f));
+    if (at < 0) throw new IllegalStateError(`equality field ${id} is not where the read schema puts it`);
+    steps.push(level.slice(0, at).filter((f) => f.type.type !== 'unknown').length);
+    const type = level[at].type;
+    level = type.type === 'struct' ? type.fields : [];
+  }
   return (batch) => {
-    let level: readonly NestedField[] = schema.fields;
-    let children: readonly arrow.Data[] = batch.data.children;
     const parents: arrow.Data[] = [];
-    let data: arrow.Data | undefined;
-    chain.forEach((fieldId, k) => {
-      const at = level.findIndex((f) => f.id === fieldId && holds(f));
-      if (at < 0) throw new IllegalStateError(`equality field ${id} is not where the read schema puts it`);
-      const field = level[at];
-      data = children[level.slice(0, at).filter((f) => f.type.type !== 'unknown').length];
-      if (k < chain.length - 1 && field.type.type === 'struct') {
-        parents.push(data);
-        level = field.type.fields;
-        children = data.children;
-      }
+    let data = batch.data as arrow.Data;
+    steps.forEach((at, k) => {
+      if (k > 0) parents.push(data);
+      data = data.children[at];
     });
-    const values: unknown[] = readData(entry.field.type, data!, entry.path);
+    const values: unknown[] = readData(entry.field.type, data, entry.path);
     for (const p of parents) {
       for (let i = 0; i < values.length; i++) {
         const bit = p.offset + i;

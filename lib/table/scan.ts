@@ -196,7 +196,6 @@ function deadRowMarker(filter: DeleteFilter, readSchema: StructType): (read: arr
   };
 }
 
-
 const PROBE_BATCH_ROWS = 64 * 1024;
 
 /**
