@@ -8,7 +8,11 @@
  * - copy:    40 files × 300,000 rows (~3.9 MB, one row group each), no deletes: column-chunk copy;
  * - deletes: the same 40 files with position deletes (one row in 1,000 deleted): merged, deleted rows dropped;
  * - eqdeletes: the same 40 files with one equality delete file on `id` (one row in 1,000, as streaming
- *            upserts leave them): merged, the rows it matches (probed on `id` alone) dropped.
+ *            upserts leave them): merged, the rows it matches (probed on `id` alone) dropped;
+ * - deletes-700, eqdeletes-700: the same with 180 such files (717 MB, 54 M rows): one group of the size
+ *            production plans (maxGroupBytes, 700 MiB), so what one invocation pays once (module
+ *            loading, wasm compilation, JIT warm-up) is spread over the bytes a Lambda really gets,
+ *            not over 160 MB.
  *
  * packice's children (BASE's too) start with the rewrite Lambda's V8 flags (cdk/node-flags.sh, its exec
  * wrapper; bench/report.ts lambdaNodeFlags), as the function runs; LAMBDA_FLAGS=0 leaves them out.
@@ -59,7 +63,7 @@ const execFileAsync = promisify(execFile);
 const RUNS_FILE = join(CACHE, 'cost-per-gb-runs.json');
 
 interface Workload {
-  readonly name: 'small' | 'copy' | 'deletes' | 'eqdeletes';
+  readonly name: 'small' | 'copy' | 'deletes' | 'eqdeletes' | 'deletes-700' | 'eqdeletes-700';
   readonly label: string;
   readonly local: string;
 }
@@ -69,24 +73,40 @@ const WORKLOADS: readonly Workload[] = [
   { name: 'copy', label: '3.9 MB files, no deletes (column-chunk copy)', local: join(CACHE, 'cc-40x4mb') },
   { name: 'deletes', label: '3.9 MB files with position deletes (merged, deleted rows dropped)', local: join(CACHE, 'cc-40x4mb-del') },
   { name: 'eqdeletes', label: '3.9 MB files with equality deletes (merged, matched rows dropped)', local: join(CACHE, 'cc-40x4mb-eqdel') },
+  { name: 'deletes-700', label: '3.9 MB files with position deletes, a 700 MiB group', local: join(CACHE, 'cc-180x4mb-del') },
+  { name: 'eqdeletes-700', label: '3.9 MB files with equality deletes, a 700 MiB group', local: join(CACHE, 'cc-180x4mb-eqdel') },
 ];
+/** Where deletes-700 and eqdeletes-700 are copied from: 180 files × 300,000 rows, no deletes. */
+const PLAIN_700 = join(CACHE, 'cc-180x4mb');
 
-async function buildTables(): Promise<void> {
+/** One position delete of every thousandth row (`id` ends in 7), as the 3.9 MB workloads carry. */
+async function withPositionDeletes(from: string, to: string, log: (s: string) => void): Promise<void> {
+  if (existsSync(join(to, 'metadata'))) return;
+  await relocateTable(from, to, { concurrency: 8 });
+  const { deleted } = await deleteRows(await loadTable(to), (r) => (r.id as bigint) % 1000n === 7n);
+  log(`${to}: ${deleted} rows deleted`);
+}
+
+/** One equality delete file on `id` naming the same rows. */
+async function withEqualityDeletes(from: string, to: string, rows: number, log: (s: string) => void): Promise<void> {
+  if (existsSync(join(to, 'metadata'))) return;
+  await relocateTable(from, to, { concurrency: 8 });
+  const keys = Array.from({ length: rows / 1000 }, (_, i) => ({ id: BigInt(i * 1000 + 7) }));
+  await deleteByEquality(await loadTable(to), [1], keys);
+  log(`${to}: ${keys.length} equality deletes on id`);
+}
+
+async function buildTables(chosen: readonly Workload[]): Promise<void> {
   const log = (s: string): void => console.error(s);
-  if (!existsSync(join(WORKLOADS[0].local, 'metadata'))) await buildDataTable(WORKLOADS[0].local, { files: 300, rowsPerFile: 2000, log });
-  if (!existsSync(join(WORKLOADS[1].local, 'metadata'))) await buildDataTable(WORKLOADS[1].local, { files: 40, rowsPerFile: 300_000, log });
-  if (!existsSync(join(WORKLOADS[2].local, 'metadata'))) {
-    await relocateTable(WORKLOADS[1].local, WORKLOADS[2].local, { concurrency: 8 });
-    const { deleted } = await deleteRows(await loadTable(WORKLOADS[2].local), (r) => (r.id as bigint) % 1000n === 7n);
-    log(`${WORKLOADS[2].local}: ${deleted} rows deleted`);
-  }
-  if (!existsSync(join(WORKLOADS[3].local, 'metadata'))) {
-    await relocateTable(WORKLOADS[1].local, WORKLOADS[3].local, { concurrency: 8 });
-    const rows = 40 * 300_000;
-    const keys = Array.from({ length: rows / 1000 }, (_, i) => ({ id: BigInt(i * 1000 + 7) }));
-    await deleteByEquality(await loadTable(WORKLOADS[3].local), [1], keys);
-    log(`${WORKLOADS[3].local}: ${keys.length} equality deletes on id`);
-  }
+  const needs = (name: Workload['name']): boolean => chosen.some((w) => w.name === name);
+  const local = (name: Workload['name']): string => WORKLOADS.find((w) => w.name === name)!.local;
+  if (needs('small')) await buildDataTable(local('small'), { files: 300, rowsPerFile: 2000, log });
+  if (needs('copy') || needs('deletes') || needs('eqdeletes')) await buildDataTable(local('copy'), { files: 40, rowsPerFile: 300_000, log });
+  if (needs('deletes')) await withPositionDeletes(local('copy'), local('deletes'), log);
+  if (needs('eqdeletes')) await withEqualityDeletes(local('copy'), local('eqdeletes'), 40 * 300_000, log);
+  if (needs('deletes-700') || needs('eqdeletes-700')) await buildDataTable(PLAIN_700, { files: 180, rowsPerFile: 300_000, log });
+  if (needs('deletes-700')) await withPositionDeletes(PLAIN_700, local('deletes-700'), log);
+  if (needs('eqdeletes-700')) await withEqualityDeletes(PLAIN_700, local('eqdeletes-700'), 180 * 300_000, log);
 }
 
 /**
@@ -192,7 +212,7 @@ async function main(): Promise<void> {
   const append = process.argv[3] === '--append';
   const only = new Set((process.argv[4] ?? WORKLOADS.map((w) => w.name).join(',')).split(','));
   const chosen = WORKLOADS.filter((w) => only.has(w.name));
-  await buildTables();
+  await buildTables(chosen);
   Object.assign(process.env, TEST_AWS_ENV);
   const saved = append ? (JSON.parse(readFileSync(RUNS_FILE, 'utf8')) as { loadBefore: string; runs: Record<string, Run[]> }) : undefined;
   const loadBefore = saved?.loadBefore ?? loadAverage();
