@@ -30,8 +30,9 @@
  * group: its digest is SHA-256 of its row count, the schema's signature and, per column, its
  * pages — a page copied byte for byte by its bytes; a page of a copied chunk that had a
  * dictionary by what it holds (its levels as written, its values plain-encoded); a coalesced
- * column by its values plain-encoded (or, dictionary-indexed on both sides, by its entries'
- * fingerprints), then its level runs, however pages cut them. The writer
+ * column by its values plain-encoded (or, dictionary-indexed on both sides, by its indices into
+ * the output's dictionary and that dictionary's digest), then its level runs, however pages cut
+ * them. The writer
  * computes each segment's digest from the source as read; the proof recomputes it from the
  * output re-read from storage, walking each output column chunk by the page or value counts the
  * writer recorded. A page or value lost, added, moved between columns or segments, or altered
@@ -260,15 +261,30 @@ interface Levels {
   readonly nonNull: number;
 }
 
-/** The fingerprints of `indices`' entries in order, as bytes, in a buffer the next page reuses (hashed at once). */
-function fingerprinted(indices: Int32Array, fp: Uint32Array): Uint8Array {
-  const out = scratch.words(indices.length * 2);
-  for (let i = 0; i < indices.length; i++) {
-    const j = indices[i] * 2;
-    out[2 * i] = fp[j];
-    out[2 * i + 1] = fp[j + 1];
-  }
-  return new Uint8Array(out.buffer, out.byteOffset, indices.length * 8);
+/** `a`'s bytes (in the platform's order: both sides of the proof hash in one process). */
+function bytesOf(a: Int32Array): Uint8Array {
+  return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+}
+
+/** What an indexed segment's digest names its output dictionary by: its entry count and the digest of its plain bytes. */
+function dictionaryTag(hasher: DigestHasher, values: Uint8Array, count: number): string {
+  const [high, low] = hasher().update(values).digest();
+  return `dictionary ${count} ${high} ${low}`;
+}
+
+/**
+ * Throws unless every entry of each source dictionary is, by its fingerprint, the union entry its
+ * remap names: what lets an indexed segment be hashed by its indices into the output's dictionary.
+ */
+function checkRemaps(union: PlainValues, prints: readonly (Uint32Array | undefined)[], remaps: readonly Int32Array[]): void {
+  const u = fingerprints(union);
+  remaps.forEach((map, d) => {
+    const fp = prints[d]!;
+    for (let i = 0; i < map.length; i++) {
+      const j = map[i];
+      if (u[2 * j] !== fp[2 * i] || u[2 * j + 1] !== fp[2 * i + 1]) throw new RleError(`dictionary entry ${i} of source ${d} is not the merged dictionary's entry ${j}`);
+    }
+  });
 }
 
 /**
@@ -353,16 +369,10 @@ function takeApart(chunk: Uint8Array, page: Page, leaf: Leaf, codec: PageCodec):
  */
 const scratch = {
   intBuf: new Int32Array(1 << 16),
-  wordBuf: new Uint32Array(1 << 16),
   byteBuf: new Uint8Array(1 << 20),
   ints(n: number): Int32Array {
     if (this.intBuf.length < n) this.intBuf = new Int32Array(Math.max(n, this.intBuf.length * 2));
     return this.intBuf.subarray(0, n);
-  },
-  /** Fingerprints (indices are read from `ints` meanwhile: a buffer of their own). */
-  words(n: number): Uint32Array {
-    if (this.wordBuf.length < n) this.wordBuf = new Uint32Array(Math.max(n, this.wordBuf.length * 2));
-    return this.wordBuf.subarray(0, n);
   },
   bytes(n: number): Uint8Array {
     if (this.byteBuf.length < n) this.byteBuf = new Uint8Array(Math.max(n, this.byteBuf.length * 2));
@@ -501,7 +511,8 @@ export interface MergedSegment {
    * `values` (copied or re-indexed one for one, hashed by what each holds) or `coalesced` (joined
    * into larger pages, hashed by the levels and values of the segment whatever pages hold them),
    * `indexed` as `coalesced` but with the values dictionary-indexed on both sides, hashed by their
-   * dictionary entries' fingerprints.
+   * indices into the output's dictionary, and that dictionary by its digest (the writer checks each
+   * source entry against the entry its index now names).
    */
   readonly modes: readonly ColumnMode[];
   /** Per column: its data pages in the output (`bytes`, `values`), or its level count (`coalesced`). */
@@ -510,7 +521,7 @@ export interface MergedSegment {
 
 export type ColumnMode = 'bytes' | 'values' | 'coalesced' | 'indexed';
 
-/** Modes of columns joined into larger pages: `indexed` when every value stays dictionary-indexed (hashed by fingerprints). */
+/** Modes of columns joined into larger pages: `indexed` when every value stays dictionary-indexed (hashed by its output index). */
 const isCoalesced = (mode: ColumnMode): boolean => mode === 'coalesced' || mode === 'indexed';
 
 export interface MergedFile {
@@ -902,8 +913,8 @@ class SegmentPieces {
     this.valueBytes += v.length;
   }
 
-  finish(k: number, mode: ColumnMode, levels: number): void {
-    this.h.update(`column ${k} ${mode} ${levels} ${this.valueBytes} ${this.rep.length} ${this.def.length}\n`);
+  finish(k: number, mode: ColumnMode, levels: number, dictionary = ''): void {
+    this.h.update(`column ${k} ${mode} ${levels} ${this.valueBytes} ${this.rep.length} ${this.def.length} ${dictionary}\n`);
     this.h.update(this.rep.bytes());
     this.h.update(this.def.bytes());
   }
@@ -916,7 +927,7 @@ class SegmentPieces {
  * fits, else they are written plain.
  */
 function coalesceColumn(
-  k: number, leaf: Leaf, groups: readonly SourceGroup[], hashes: readonly DigestHash[], pageCounts: number[][], modes: ColumnMode[][],
+  k: number, leaf: Leaf, groups: readonly SourceGroup[], hasher: DigestHasher, hashes: readonly DigestHash[], pageCounts: number[][], modes: ColumnMode[][],
   codec: PageCodec, options: MergeOptions,
 ): BuiltChunk {
   const parts: Uint8Array[] = [];
@@ -947,10 +958,13 @@ function coalesceColumn(
   let width = 0;
   let indexEncoding: number = Encoding.RLE_DICTIONARY;
   let dictEncoding: number = Encoding.PLAIN;
+  let tag = '';
   const dictPrints = allIndexed ? decoded.map((d) => d && fingerprints(d)) : [];
   const union = allIndexed ? dictionaryUnion(decoded, dictPrints, options.dictionaryBytes) : undefined;
   if (union) {
     remaps = union.remaps.map((m) => m!);
+    checkRemaps(plainValues(union.values, union.count, leaf), dictPrints, remaps);
+    tag = dictionaryTag(hasher, union.values, union.count);
     const page = dictionaryPage(dictPages.find((d) => d !== undefined)!, union.values, union.count, codec);
     emit(page.parts, page.uncompressed, PageType.DICTIONARY_PAGE, page.encoding);
     width = bitWidth(union.count - 1);
@@ -959,8 +973,6 @@ function coalesceColumn(
   }
   const dictionaryLength = compressed;
   const encoding = remaps ? indexEncoding : Encoding.PLAIN;
-  // Indexed on both sides: the proof hashes each value by its entry's fingerprint.
-  const prints = remaps && dictPrints;
 
   const page = new PageAssembly();
   const flush = (): void => {
@@ -1013,9 +1025,10 @@ function coalesceColumn(
       levels += lv.numValues;
       let values: Uint8Array | Int32Array;
       if (remaps) {
-        pieces.values(fingerprinted(indices!, prints![i]!));
+        // Indexed on both sides: the proof hashes each value by its index into the output's dictionary.
         const map = remaps[i];
         for (let j = 0; j < indices!.length; j++) indices![j] = map[indices![j]];
+        pieces.values(bytesOf(indices!));
         values = indices!;
       } else {
         values = plain ?? gather(dict!, indices!, indices!.length);
@@ -1030,7 +1043,7 @@ function coalesceColumn(
     if (leaf.maxRep === 0 && levels !== g.rows) throw new RleError(`column ${k} holds ${levels} values in a row group of ${g.rows} live rows`);
     if (dropStats) metas[i] = dropStats.meta(metas[i], dropStats.hit ? liveBounds(leaf, g.bytes[k], ps, dict, deleted!, codec, used) : undefined);
     modes[i][k] = remaps ? 'indexed' : 'coalesced';
-    pieces.finish(k, modes[i][k], levels);
+    pieces.finish(k, modes[i][k], levels, tag);
     pageCounts[i][k] = levels;
   }));
   flush();
@@ -1260,20 +1273,21 @@ function takeRuns(src: Runs, cursor: { run: number; used: number }, n: number, o
 /** Recomputes a coalesced column's segment hashes from its output pages (after the dictionary page, if any). */
 function rehashCoalesced(
   k: number, leaf: Leaf, chunk: Uint8Array, pages: readonly Page[], dict: PlainValues | undefined,
-  segments: readonly MergedSegment[], hashes: readonly DigestHash[], codec: PageCodec | undefined,
+  segments: readonly MergedSegment[], hasher: DigestHasher, hashes: readonly DigestHash[], codec: PageCodec | undefined,
 ): void {
   if (!codec) throw new RleError('no codec to read coalesced pages');
   const mode = segments[0].modes[k];
-  const prints = mode === 'indexed' ? dict && fingerprints(dict) : undefined;
-  if (mode === 'indexed' && !prints) throw new RleError(`column ${k} was written dictionary-indexed but has no dictionary`);
-  const width = prints ? 8 : plainWidth(leaf);
+  const indexed = mode === 'indexed';
+  if (indexed && !dict) throw new RleError(`column ${k} was written dictionary-indexed but has no dictionary`);
+  const tag = indexed ? dictionaryTag(hasher, dict!.bytes, dict!.offsets.length - 1) : '';
+  const width = indexed ? 4 : plainWidth(leaf);
   let i = 0;
   let pieces = new SegmentPieces(hashes[0]);
   let left = segments[0].pages[k];
   const settle = (): void => {
     while (i < segments.length && left === 0) {
       if (segments[i].modes[k] !== mode) throw new RleError(`column ${k} mixes ${mode} and ${segments[i].modes[k]} segments`);
-      pieces.finish(k, mode, segments[i].pages[k]);
+      pieces.finish(k, mode, segments[i].pages[k], tag);
       i++;
       if (i < segments.length) pieces = new SegmentPieces(hashes[i]);
       left = i < segments.length ? segments[i].pages[k] : 0;
@@ -1283,9 +1297,9 @@ function rehashCoalesced(
   for (const page of pages) {
     const p = takeApart(chunk, page, leaf, codec);
     let values: Uint8Array;
-    if (prints) {
+    if (indexed) {
       if (!isDictionaryEncoding(p.encoding)) throw new RleError(`a page of column ${k}, written dictionary-indexed, holds values in encoding ${p.encoding}`);
-      values = fingerprinted(indicesOf(p, dict!.offsets.length - 1, true), prints);
+      values = bytesOf(indicesOf(p, dict!.offsets.length - 1, true));
     } else values = valuesOf(p, dict).values;
     const repAt = { run: 0, used: 0 };
     const defAt = { run: 0, used: 0 };
@@ -1374,7 +1388,7 @@ export async function writeMergedFile(
       try {
         if (dropping && !coalescable(leaf, groups, k, codecs[k], options, true)) throw new RleError('deleted rows cannot be dropped from its pages (deleteProblem)');
         chunk = dropping || coalescable(leaf, groups, k, codecs[k], options)
-          ? coalesceColumn(k, leaf, groups, hashes, pageCounts, modes, codecs[k]!, options)
+          ? coalesceColumn(k, leaf, groups, hasher, hashes, pageCounts, modes, codecs[k]!, options)
           : mergeColumn(k, leaf, groups, hashes, pageCounts, modes, codecs[k], options);
       } catch (e) {
         if (e instanceof PackiceError) throw e;
@@ -1493,7 +1507,7 @@ function segmentDigests(
       next = 1;
     }
     if (segments.length > 0 && isCoalesced(segments[0].modes[k])) {
-      rehashCoalesced(k, leaf, chunk, pages.slice(next), dict, segments, hashes, codecs[k]);
+      rehashCoalesced(k, leaf, chunk, pages.slice(next), dict, segments, hasher, hashes, codecs[k]);
       return;
     }
     segments.forEach((s, i) => {
