@@ -12,7 +12,7 @@ import type { IcebergValue, Row } from '../iceberg/values.js';
 import { batchOf, selectRuns, type Runs } from '../parquet/batches.js';
 import { rowsFromBatch } from '../parquet/values.js';
 import { readBatches } from './data-reader.js';
-import { DeleteFileCache, DeleteFilter, equalityKey, keyColumn, projectionOf, singleFieldKeys } from './delete-filter.js';
+import { DeleteFileCache, DeleteFilter, equalityKey, keyColumn, keyData, markKeys, projectionOf, singleFieldKeys } from './delete-filter.js';
 
 export interface ScanOptions {
   readonly snapshotId?: bigint;
@@ -169,7 +169,10 @@ export async function* readTaskBatches(
 function deadRowMarker(filter: DeleteFilter, readSchema: StructType): (read: arrow.RecordBatch, firstPos: number) => Uint8Array | undefined {
   const deleted = filter.deletedPositions();
   const equality = filter.equalitySets.map((set) => ({
-    keys: set.keys, fields: set.fieldIds.map((id) => keyColumn(readSchema, id)), single: set.fieldIds.length === 1 ? singleFieldKeys(set.keys) : undefined,
+    keys: set.keys,
+    fields: set.fieldIds.map((id) => keyColumn(readSchema, id)),
+    single: set.fieldIds.length === 1 ? singleFieldKeys(set.keys) : undefined,
+    typed: set.fieldIds.length === 1 ? keyData(readSchema, set.fieldIds[0]) : undefined,
   }));
   let d = 0;
   return (read, firstPos) => {
@@ -179,6 +182,12 @@ function deadRowMarker(filter: DeleteFilter, readSchema: StructType): (read: arr
     while (d < deleted.length && deleted[d] < firstPos) d++;
     for (; d < deleted.length && deleted[d] < end; d++) (dead ??= new Uint8Array(n))[deleted[d] - firstPos] = 1;
     for (const e of equality) {
+      // A long or int key: probed from its Arrow values, no JavaScript value made per row.
+      const marked = e.single && e.typed ? markKeys(e.typed.field.type, e.typed.of(read), e.single, n, dead) : false;
+      if (marked !== false) {
+        dead = marked;
+        continue;
+      }
       const columns = e.fields.map((f) => f(read));
       const values = new Array<unknown>(columns.length);
       for (let i = 0; i < n; i++) {
