@@ -4,7 +4,7 @@
  * Nothing here is imported by lib/ or by the tests.
  */
 import { POLICY_DEFAULTS } from '../lib/compaction/policy.js';
-import { DEFAULT_PART_SIZE, DEFAULT_QUEUE_SIZE } from '../lib/io/s3.js';
+import { DEFAULT_PART_SIZE } from '../lib/io/s3.js';
 import { REGION_PRICES, S3_REQUESTS, S3_TABLES_COMPACTION } from '../lib/pipeline/prices.js';
 
 const GB = 1e9;
@@ -23,7 +23,7 @@ export interface RateWorkload {
   readonly filesPerGb: number;
   /** S3 GET requests per GB of input: reading the inputs and the proof's re-read of the outputs. */
   readonly getsPerGb: number;
-  /** Output bytes per GB of input (multipart PUTs of S3FileIO's parts, DEFAULT_PART_SIZE, + create/complete). */
+  /** Output bytes per GB of input (multipart PUTs of S3FileIO's parts, 32 MiB, + create/complete). */
   readonly outBytesPerGb: number;
 }
 
@@ -111,7 +111,7 @@ export type RewritePath = 'decode' | 'copy';
  * lib/parquet/chunk-copy.ts DEFAULT_COPY_READ_BYTES).
  */
 const FOOTER_READS = 32;
-const PARTS_IN_FLIGHT = DEFAULT_QUEUE_SIZE;
+const PARTS_IN_FLIGHT = 4;
 const COPY_WINDOW = { bytes: 64 * 2 ** 20, reads: 16 };
 const READ_AHEAD = { bytes: 64 * 2 ** 20, files: 16 };
 
@@ -191,7 +191,7 @@ export function windowSeconds(sizes: readonly number[], t: (bytes: number) => nu
  *   the proof reads each output's footer, then that output's row groups through a window (64 MiB,
  *   16 reads, in order; lib/parquet/reader.ts ReadOptions.window), one output after the other;
  * - copy: footers are read 8 at once before the copy; the row groups are read through a window
- *   (64 MiB, 16 reads, in order) ahead of the upload (DEFAULT_QUEUE_SIZE parts in flight), so the longer of reading
+ *   (64 MiB, 16 reads, in order) ahead of the upload (4 parts in flight), so the longer of reading
  *   and uploading waits; the proof reads each output's footer in turn, then every row group of
  *   every output through one such window (handed over as they complete).
  */

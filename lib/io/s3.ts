@@ -46,20 +46,19 @@ export interface S3FileIOOptions {
    * @default env `PACKICE_S3_PART_SIZE_MIB` × 1 MiB, else DEFAULT_PART_SIZE
    */
   readonly partSize?: number;
-  /** Parts uploaded at once per streaming write; memory is about partSize × (queueSize + 1). @default DEFAULT_QUEUE_SIZE */
+  /** Parts uploaded at once per streaming write; memory is about partSize × (queueSize + 1). @default 4 */
   readonly queueSize?: number;
 }
 
 /**
- * 64 MiB: S3 bills each part as a PUT ($0.005 per 1,000), so a 512 MiB output is 8 parts + 2
- * (32 MiB: 16 + 2; 8 MiB: 64 + 2): per GB written ~$0.00009 instead of $0.00017 at 32 MiB, ~1.6 %
- * of S3 Tables' price for few-MB files. Memory: at most (2 in flight + 1 filling) × 64 MiB = 192
- * MiB per open output (was 5 × 32 = 160), beside the rewriter's peak, under the 1.5 GiB a group
- * may use. Two parts in flight send ~170 MB/s at one connection's ~85-90 MB/s each, more than a
- * rewrite writes; one part takes ~0.8 s, well inside S3's retry timeouts.
+ * 32 MiB: S3 bills each part as a PUT ($0.005 per 1,000), so a 512 MiB output is 16 parts + 2
+ * instead of 64 + 2 at 8 MiB (per GB written $0.00016 instead of $0.0006, a tenth of S3 Tables'
+ * price for few-MB files). Memory: at most (4 in flight + 1 filling) × 32 MiB = 160 MiB per open
+ * output, beside the rewriter's ~360 MiB peak, under the 1.5 GiB a group may use. One part
+ * takes ~0.4 s at one connection's ~85-90 MB/s, well inside S3's retry timeouts.
  */
-export const DEFAULT_PART_SIZE = 64 * MIB;
-export const DEFAULT_QUEUE_SIZE = 2;
+export const DEFAULT_PART_SIZE = 32 * MIB;
+export const DEFAULT_QUEUE_SIZE = 4;
 
 /** The part size from env `PACKICE_S3_PART_SIZE_MIB`, if set. */
 function partSizeFromEnv(): number | undefined {

@@ -229,13 +229,13 @@ describe('multipart part size and request counts', () => {
     for (let i = 0; i < mib * 4; i++) yield new Uint8Array(256 * 1024).fill(i & 0xff);
   }
 
-  it('uploads in 64 MiB parts by default: a 65 MiB stream is 2 parts, billed as 4 PUTs', async () => {
+  it('uploads in 32 MiB parts by default: a 33 MiB stream is 2 parts, billed as 4 PUTs', async () => {
     const s3 = new S3FileIO({ endpoint: testS3Endpoint() });
     const counter = new S3RequestCounter(s3.client);
     const logged = new S3RequestCounter(s3.client, { log: true });
     try {
       const path = `s3://${bucket}/parts/default.bin`;
-      await s3.write(path, stream(65));
+      await s3.write(path, stream(33));
       expect(counter.counts()).toEqual({
         get: 0, put: 4, free: 0,
         byCommand: { CreateMultipartUploadCommand: 1, UploadPartCommand: 2, CompleteMultipartUploadCommand: 1 },
@@ -248,9 +248,9 @@ describe('multipart part size and request counts', () => {
       expect(counter.counts()).toEqual({ get: 2, put: 0, free: 1, byCommand: { GetObjectCommand: 1, HeadObjectCommand: 1, DeleteObjectsCommand: 1 } });
       // The log keeps bytes per request: each part's, and a range GET's.
       const logs = logged.requests();
-      expect(logs.filter((r) => r.command === 'UploadPartCommand').map((r) => r.bytes).sort((a, b) => a - b)).toEqual([MIB, 64 * MIB]);
+      expect(logs.filter((r) => r.command === 'UploadPartCommand').map((r) => r.bytes).sort((a, b) => a - b)).toEqual([MIB, 32 * MIB]);
       expect(logs.filter((r) => r.command !== 'UploadPartCommand').map((r) => [r.command, r.bytes])).toEqual([
-        ['CreateMultipartUploadCommand', 0], ['CompleteMultipartUploadCommand', 0], ['GetObjectCommand', 65 * MIB],
+        ['CreateMultipartUploadCommand', 0], ['CompleteMultipartUploadCommand', 0], ['GetObjectCommand', 33 * MIB],
         ['GetObjectCommand', 10], ['HeadObjectCommand', 0], ['DeleteObjectsCommand', 0],
       ]);
     } finally {
