@@ -88,7 +88,7 @@ describe('native ZSTD codec', () => {
   }
 
   // Node >= 22.15 only (the Lambda's runtime): not a test on older Nodes rather than a skipped one.
-  if (zlibHasZstd) it('node:zlib: page after page through kept contexts, each the frame zstdCompressSync writes at its level', () => {
+  if (zlibHasZstd) it('node:zlib: page after page through kept contexts, each the frame zstdCompressSync writes at its level; a failed page spoils no later one', () => {
     const codec = zstdCodec('zlib')!;
     expect(codec.contexts).toBe('kept');
     const z = zlib as unknown as { zstdCompressSync(d: Uint8Array, o: { params: Record<number, number> }): Buffer; constants: Record<string, number> };
@@ -108,6 +108,24 @@ describe('native ZSTD codec', () => {
           expect(Buffer.from(codec.decompress(out, page.length)).equals(Buffer.from(page))).toBe(true);
         }
       }
+    }
+    // A page that fails leaves no trace in the next one: corrupt inside its frame, cut short, too long, too short.
+    const page = pages[4];
+    const good = codec.compress(page, 3);
+    const corrupt = Buffer.from(good);
+    for (let j = 0; j < 64; j++) corrupt[(good.length >> 1) + j] ^= 0x5a;
+    const bad: [string, Uint8Array, number][] = [
+      ['corrupt', corrupt, page.length],
+      ['cut short', good.subarray(0, good.length - 7), page.length],
+      ['too long', good, page.length - 1],
+      ['too short', good, page.length + 1],
+    ];
+    for (const [what, data, size] of bad) {
+      expect(() => codec.decompress(data, size), what).toThrow();
+      expect(Buffer.from(codec.decompress(good, page.length)).equals(Buffer.from(page)), `after ${what}`).toBe(true);
+      const into = new Uint8Array(page.length);
+      codec.decompressInto(good, into);
+      expect(Buffer.from(into).equals(Buffer.from(page)), `into, after ${what}`).toBe(true);
     }
   });
 
