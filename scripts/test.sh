@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite from a fresh clone: installs what it needs (npm packages,
 # the Python venv with moto and PyIceberg, the Java interop harness, the Iceberg REST catalog
-# fixture server), type-checks, lints, then runs vitest, which starts moto server on loopback
-# for the S3 tests (test files that need a REST catalog start their own).
+# fixture server, Node 22 — the Lambda's runtime — for the tests that run on it too),
+# type-checks, lints, then runs vitest, which starts moto server on loopback for the S3 tests
+# (test files that need a REST catalog start their own).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,6 +13,7 @@ fi
 bash scripts/setup-python.sh
 bash scripts/setup-java.sh
 bash scripts/setup-rest-server.sh
+bash scripts/setup-node22.sh
 
 echo "== tsc --noEmit"
 npx tsc --noEmit -p .
