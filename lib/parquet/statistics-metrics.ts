@@ -10,8 +10,9 @@
  *   omitted) from min_value/max_value; the deprecated min/max only for numeric physical types
  *   (their byte-array order was signed); no bounds when a chunk with values has no statistics
  *   or a float bound is NaN. Writers that truncate statistics (is_*_value_exact false) give
- *   looser, still valid, bounds; and Parquet writes a zero minimum as -0.0, so a float column
- *   whose smallest value is +0.0 gets the lower bound -0.0;
+ *   looser, still valid, bounds under truncate(N); under `full` such a bound is left out, since
+ *   full bounds are values of the column (engines answer min/max from them); and Parquet writes
+ *   a zero minimum as -0.0, so a float column whose smallest value is +0.0 gets the lower bound -0.0;
  * - no NaN counts: Parquet statistics do not count NaN;
  * - column sizes from the footer, as metrics.ts's `columnSizes`.
  */
@@ -101,6 +102,9 @@ class LeafStats {
   max: IcebergValue | undefined;
   /** Bounds are lost once a chunk with values gives none. */
   bounded = true;
+  /** Whether every chunk's minimum and maximum are the values themselves (is_min/max_value_exact not false). */
+  exactMin = true;
+  exactMax = true;
 
   constructor(readonly leaf: Leaf) {}
 
@@ -120,8 +124,17 @@ class LeafStats {
       this.bounded = false;
       return;
     }
-    if (this.min === undefined || less(this.leaf.type, min, this.min)) this.min = min;
-    if (this.max === undefined || less(this.leaf.type, this.max, max)) this.max = max;
+    // A writer that truncated a statistic (parquet-rs: 64 bytes) says so; the bound is then looser than any value.
+    const minExact = stats?.[8] !== false || stats?.[6] === undefined;
+    const maxExact = stats?.[7] !== false || stats?.[5] === undefined;
+    if (this.min === undefined || less(this.leaf.type, min, this.min)) {
+      this.min = min;
+      this.exactMin = minExact;
+    } else if (!less(this.leaf.type, this.min, min)) this.exactMin ||= minExact;
+    if (this.max === undefined || less(this.leaf.type, this.max, max)) {
+      this.max = max;
+      this.exactMax = maxExact;
+    } else if (!less(this.leaf.type, max, this.max)) this.exactMax ||= maxExact;
   }
 
   bounds(): { lower?: Uint8Array; upper?: Uint8Array } {
@@ -130,13 +143,18 @@ class LeafStats {
     // uuid bounds are the 16 bytes as stored (metrics.ts keeps them so too).
     const ser = (v: IcebergValue): Uint8Array => (type.type === 'uuid' ? (v as Uint8Array).slice() : toBytes(type, v));
     const value = (v: IcebergValue): IcebergValue => (type.type === 'string' ? utf8.decode(v as Uint8Array) : v);
-    let lower: IcebergValue = value(this.min);
+    let lower: IcebergValue | undefined = value(this.min);
     let upper: IcebergValue | undefined = value(this.max);
     if (mode.kind === 'truncate') {
       lower = truncateLowerBound(type, lower, mode.length);
       upper = truncateUpperBound(type, upper, mode.length);
+    } else {
+      // full: bounds are values of the column (engines answer min/max from them); a truncated
+      // statistic is none, so that bound is left out.
+      if (!this.exactMin) lower = undefined;
+      if (!this.exactMax) upper = undefined;
     }
-    return { lower: ser(lower), ...(upper !== undefined ? { upper: ser(upper) } : {}) };
+    return { ...(lower !== undefined ? { lower: ser(lower) } : {}), ...(upper !== undefined ? { upper: ser(upper) } : {}) };
   }
 }
 
