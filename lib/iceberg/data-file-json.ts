@@ -76,9 +76,13 @@ export function partitionToJson(partition: Row, type: StructType): Record<string
   return out;
 }
 
-/** Messages are plain JSON: lossless numbers become numbers, or strings beyond 2^53. */
+/**
+ * Messages are plain JSON: lossless numbers become numbers, or strings beyond 2^53; -0.0 (a
+ * partition of its own, apart from 0.0) a string too, since JSON.stringify writes -0 as 0.
+ */
 function plainJson(v: unknown): unknown {
   const p = toPlain(v);
+  if (Object.is(p, -0)) return '-0.0';
   return typeof p === 'bigint' ? p.toString() : p;
 }
 
@@ -86,8 +90,9 @@ export function partitionFromJson(json: Record<string, unknown>, type: StructTyp
   const out: Row = {};
   for (const f of type.fields) {
     const v = json[f.name];
-    // Longs beyond 2^53 travel as strings (see plainJson).
-    const raw = f.type.type === 'long' && typeof v === 'string' ? new LosslessNumber(v) : v;
+    // Longs beyond 2^53 and -0.0 travel as strings (see plainJson).
+    const numeric = f.type.type === 'long' || f.type.type === 'float' || f.type.type === 'double';
+    const raw = numeric && typeof v === 'string' ? new LosslessNumber(v) : v;
     out[f.name] = raw === null || raw === undefined ? null : fromJsonValue(f.type, raw);
   }
   return out;

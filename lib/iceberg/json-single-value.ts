@@ -29,7 +29,8 @@ function invalid(t: IcebergType, v: unknown, why = ''): never {
 
 /** The text of a JSON number in any of the forms our JSON model holds. */
 function numberText(json: unknown): string | undefined {
-  if (typeof json === 'number') return Number.isFinite(json) ? String(json) : undefined;
+  // String(-0) is "0": the sign kept (a -0.0 partition is not 0.0's).
+  if (typeof json === 'number') return Number.isFinite(json) ? (Object.is(json, -0) ? '-0' : String(json)) : undefined;
   if (typeof json === 'bigint') return json.toString();
   if (isLosslessNumber(json)) return json.value;
   return undefined;

@@ -82,11 +82,15 @@ export function partitionKey(specId: number, partition: Readonly<Record<string, 
   return `${specId}|${canonicalValueString(Object.values(partition))}`;
 }
 
-/** Canonical text of a value: bigint and integral numbers print alike, bytes as hex. */
+/**
+ * Canonical text of a value: bigint and integral numbers print alike, bytes as hex. -0.0 prints
+ * apart from +0.0 (as Java's Double.equals and hashCode tell them apart: partitions, equality
+ * delete keys); NaN prints alike whatever its bits.
+ */
 export function canonicalValueString(v: unknown): string {
   if (v === null || v === undefined) return 'null';
   if (typeof v === 'bigint') return v.toString();
-  if (typeof v === 'number') return Number.isInteger(v) ? v.toString() : `f${v}`;
+  if (typeof v === 'number') return Object.is(v, -0) ? 'f-0' : Number.isInteger(v) ? v.toString() : `f${v}`;
   if (typeof v === 'string') return JSON.stringify(v);
   if (typeof v === 'boolean') return v ? 'true' : 'false';
   if (v instanceof Uint8Array) return `x${Buffer.from(v).toString('hex')}`;

@@ -203,8 +203,13 @@ export function projectionOf(ids: readonly number[], schemas: readonly Schema[],
   return { type: 'struct', fields: top };
 }
 
+/**
+ * The key equality values match by. -0 prints as 0 here (canonicalValueString keeps them apart,
+ * for partitions): the spec allows no float or double delete column, and the probe
+ * (singleFieldKeys) finds 0 for -0.
+ */
 export function equalityKey(values: readonly unknown[]): string {
-  return canonicalValueString(values);
+  return canonicalValueString(values.some((v) => Object.is(v, -0)) ? values.map((v) => (Object.is(v, -0) ? 0 : v)) : values);
 }
 
 /**
