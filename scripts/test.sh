@@ -13,7 +13,8 @@ fi
 bash scripts/setup-python.sh
 bash scripts/setup-java.sh
 bash scripts/setup-rest-server.sh
-bash scripts/setup-node22.sh
+# Not fatal: without it test/parquet/node22.test.ts fails and says why, the rest still runs.
+bash scripts/setup-node22.sh || echo "setup-node22 failed: test/parquet/node22.test.ts will say so"
 
 echo "== tsc --noEmit"
 npx tsc --noEmit -p .

@@ -71,7 +71,9 @@ export function partitionToJson(partition: Row, type: StructType): Record<string
   const out: Record<string, unknown> = {};
   for (const f of type.fields) {
     const v = partition[f.name];
-    out[f.name] = v === null || v === undefined ? null : plainJson(toJsonValue(f.type, v));
+    // -0 of an integral type (parsed from "-0") is 0; a float's or double's -0.0 a partition of its own.
+    const value = typeof v === 'number' && v === 0 && f.type.type !== 'float' && f.type.type !== 'double' ? 0 : v;
+    out[f.name] = value === null || value === undefined ? null : plainJson(toJsonValue(f.type, value));
   }
   return out;
 }

@@ -187,7 +187,8 @@ export function toJsonValue(type: IcebergType, v: IcebergValue): JsonValue {
       return v;
     case 'int':
       if (typeof v !== 'number' || !Number.isInteger(v)) invalid(type, v, 'expected an integer');
-      return v;
+      // An int has no -0 (a -0 here came from parsing "-0": it is 0).
+      return v === 0 ? 0 : v;
     case 'long':
       if (typeof v !== 'bigint' && !(typeof v === 'number' && Number.isSafeInteger(v))) invalid(type, v, 'expected a bigint');
       return new LosslessNumber(BigInt(v).toString());
@@ -261,7 +262,8 @@ export function fromJsonValue(type: IcebergType, json: unknown): IcebergValue {
       if (s === undefined || !INTEGER.test(s)) bad(type, json);
       const n = Number(s);
       if (n < -2147483648 || n > 2147483647) bad(type, json, 'out of the int range');
-      return n;
+      // "-0" is the int 0 (Number gives -0, which a partition key tells from 0).
+      return n === 0 ? 0 : n;
     }
     case 'long': {
       const s = numberText(json);

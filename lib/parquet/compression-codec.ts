@@ -55,51 +55,86 @@ interface ZlibEngine {
     onerror?: (message: string, errno: number) => void;
   } | null;
   readonly _writeState?: Uint32Array;
-  on(event: 'error', listener: (e: Error) => void): unknown;
   close(): void;
+}
+
+/**
+ * A zlib engine driven call by call through its native handle, as processChunkSync drives it, with
+ * failures recorded synchronously (the engine's own handler only destroys it; its 'error' event
+ * comes a tick later, and `_writeState` is left as the last call that worked set it).
+ */
+class KeptEngine {
+  private failed: string | undefined;
+
+  private constructor(private readonly engine: ZlibEngine) {
+    engine._handle!.onerror = (message) => void (this.failed = message);
+  }
+
+  /** A kept engine, or undefined where the engine lacks what this drives (the engine is then closed). */
+  static open(engine: ZlibEngine): KeptEngine | undefined {
+    const handle = engine._handle;
+    if (typeof handle?.writeSync !== 'function' || !(engine._writeState instanceof Uint32Array) || engine._writeState.length < 2 || !('onerror' in handle)) {
+      engine.close();
+      return undefined;
+    }
+    return new KeptEngine(engine);
+  }
+
+  /** One call into the native side: [input bytes taken, output bytes made]; throws on a failure it records. */
+  write(flush: number, input: Uint8Array, inAt: number, out: Uint8Array, outAt: number): [number, number] {
+    const handle = this.engine._handle;
+    if (!handle) throw new RangeError('ZSTD context closed');
+    const state = this.engine._writeState!;
+    const inLen = input.length - inAt;
+    const outLen = out.length - outAt;
+    // A call that fails leaves the state as it was: set to "nothing taken, nothing made" first.
+    state[0] = outLen;
+    state[1] = inLen;
+    handle.writeSync(flush, input, inAt, inLen, out, outAt, outLen);
+    if (this.failed !== undefined) throw new RangeError(this.failed);
+    return [inLen - state[1], outLen - state[0]];
+  }
+
+  close(): void {
+    this.engine.close();
+  }
 }
 
 /**
  * Compresses each page as one ZSTD frame through one compression context per level, kept: where
  * zstdCompressSync builds a context per call and closes it (a 1 MiB page: 2.3 ms against 0.75 ms
- * through a kept one, the same bytes out; BENCHMARKS.md "ZSTD context kept on Node 22").
- * Undefined where the engine lacks what processChunkSync uses.
+ * through a kept one, the same bytes out; BENCHMARKS.md "Cost per GB in a 700 MiB group, Node 22's
+ * ZSTD contexts kept"). Undefined where the engine lacks what processChunkSync uses. A failure
+ * drops the level's context.
  */
 function keptCompressor(z: ZlibZstd, levelParam: number): ((data: Uint8Array, level: number) => Uint8Array) | undefined {
-  const probe = z.createZstdCompress({ params: { [levelParam]: DEFAULT_ZSTD_LEVEL } });
-  const usable = typeof probe._handle?.writeSync === 'function' && probe._writeState instanceof Uint32Array && probe._writeState.length >= 2;
+  const probe = KeptEngine.open(z.createZstdCompress({ params: { [levelParam]: DEFAULT_ZSTD_LEVEL } }));
+  if (!probe) return undefined;
   probe.close();
-  if (!usable) return undefined;
-  const engines = new Map<number, { engine: ZlibEngine; error?: Error }>();
+  const engines = new Map<number, KeptEngine>();
   let out = new Uint8Array(0);
   return (data, level) => {
-    let kept = engines.get(level);
-    if (!kept) {
-      const k: { engine: ZlibEngine; error?: Error } = { engine: z.createZstdCompress({ params: { [levelParam]: level } }) };
-      k.engine.on('error', (e) => (k.error = e));
-      engines.set(level, (kept = k));
+    let engine = engines.get(level);
+    if (!engine) {
+      engine = KeptEngine.open(z.createZstdCompress({ params: { [levelParam]: level } }));
+      if (!engine) throw new RangeError('node:zlib ZSTD context cannot be kept');
+      engines.set(level, engine);
     }
-    const { engine } = kept;
     // ZSTD's bound for one frame is under n + n/128 + 512.
     const bound = data.length + (data.length >> 7) + 1024;
-    if (out.length < bound) out = new Uint8Array(Math.max(bound, 2 * out.length));
-    const state = engine._writeState!;
+    if (out.length < bound) out = new Uint8Array(bound);
     try {
-      engine._handle!.writeSync(z.constants.ZSTD_e_end, data, 0, data.length, out, 0, out.length);
-      if (kept.error) throw kept.error;
+      const [taken, made] = engine.write(z.constants.ZSTD_e_end, data, 0, out, 0);
       // All input taken and room left: the frame is ended (the context then starts the next one afresh).
-      if (state[1] !== 0 || state[0] === 0) throw new RangeError(`ZSTD left ${state[1]} of ${data.length} bytes and ${state[0]} bytes of room`);
+      if (taken !== data.length || made === out.length || made === 0) throw new RangeError(`ZSTD took ${taken} of ${data.length} bytes and made ${made} of ${out.length}`);
+      return out.slice(0, made);
     } catch (e) {
       engines.delete(level);
       engine.close();
       throw e;
     }
-    return out.slice(0, out.length - state[0]);
   };
 }
-
-/** zlib's smallest output chunk (Z_MIN_CHUNK). */
-const MIN_CHUNK = 64;
 
 /**
  * Decompresses pages through one kept decompression context, where zstdDecompressSync builds one
@@ -109,25 +144,11 @@ const MIN_CHUNK = 64;
  * lacks what processChunkSync uses.
  */
 function keptDecompressor(z: ZlibZstd): ((data: Uint8Array, uncompressedSize: number) => Uint8Array) | undefined {
-  let current: { engine: ZlibEngine; failed?: string } | undefined;
-  const open = (): { engine: ZlibEngine; failed?: string } | undefined => {
-    const engine = z.createZstdDecompress();
-    const handle = engine._handle;
-    if (typeof handle?.writeSync !== 'function' || !(engine._writeState instanceof Uint32Array) || engine._writeState.length < 2 || !('onerror' in handle)) {
-      engine.close();
-      return undefined;
-    }
-    const kept: { engine: ZlibEngine; failed?: string } = { engine };
-    // Ours alone: the engine is never used as a stream.
-    handle.onerror = (message) => void (kept.failed = message);
-    return kept;
-  };
-  current = open();
+  let current = KeptEngine.open(z.createZstdDecompress());
   if (!current) return undefined;
   return (data, uncompressedSize) => {
-    const kept = (current ??= open()!);
-    const { engine } = kept;
-    const state = engine._writeState!;
+    const engine = (current ??= KeptEngine.open(z.createZstdDecompress()));
+    if (!engine) throw new RangeError('node:zlib ZSTD context cannot be kept');
     try {
       // Whole frames only: a frame cut short would leave the context waiting for the next page's bytes.
       zstdFrames(data);
@@ -136,13 +157,10 @@ function keptDecompressor(z: ZlibZstd): ((data: Uint8Array, uncompressedSize: nu
       let inAt = 0;
       let outAt = 0;
       while (inAt < data.length) {
-        engine._handle!.writeSync(z.constants.ZSTD_e_end, data, inAt, data.length - inAt, out, outAt, out.length - outAt);
-        if (kept.failed !== undefined) throw new RangeError(kept.failed);
-        const taken = data.length - inAt - state[1];
-        const made = out.length - outAt - state[0];
+        const [taken, made] = engine.write(z.constants.ZSTD_e_end, data, inAt, out, outAt);
         inAt += taken;
         outAt += made;
-        if (state[0] === 0) throw new RangeError(`decompressed to more than ${uncompressedSize} bytes, expected ${uncompressedSize}`);
+        if (outAt === out.length) throw new RangeError(`decompressed to more than ${uncompressedSize} bytes, expected ${uncompressedSize}`);
         if (taken === 0 && made === 0) throw new RangeError('ZSTD frame made no progress');
       }
       return checked(out.subarray(0, outAt), uncompressedSize);
@@ -153,6 +171,9 @@ function keptDecompressor(z: ZlibZstd): ((data: Uint8Array, uncompressedSize: nu
     }
   };
 }
+
+/** zlib's smallest output chunk (Z_MIN_CHUNK). */
+const MIN_CHUNK = 64;
 
 function zlibCodec(): ZstdCodec | undefined {
   const z = zlib as unknown as Partial<ZlibZstd>;
@@ -235,7 +256,9 @@ export function zstdFrames(data: Uint8Array): Uint8Array[] {
     need(8);
     const magic = view.getUint32(at, true);
     if ((magic & 0xfffffff0) === 0x184d2a50) {
-      at += 8 + view.getUint32(at + 4, true);
+      const skip = view.getUint32(at + 4, true);
+      need(8 + skip);
+      at += 8 + skip;
       continue;
     }
     if (magic !== ZSTD_MAGIC) throw new RangeError(`no ZSTD frame at byte ${at}`);

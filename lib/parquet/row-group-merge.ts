@@ -27,7 +27,7 @@
  * size statistics are dropped.
  *
  * The proof (DESIGN.md invariant 1) works per source row group, a "segment" of an output row
- * group: its digest is SHA-256 of its row count, the schema's signature and, per column, its
+ * group: its digest is XXH64 (digest.ts) of its row count, the schema's signature and, per column, its
  * pages — a page copied byte for byte by its bytes; a page of a copied chunk that had a
  * dictionary by what it holds (its levels as written, its values plain-encoded); a coalesced
  * column by its values plain-encoded (or, dictionary-indexed on both sides, by its indices into
@@ -273,16 +273,20 @@ function dictionaryTag(hasher: DigestHasher, values: Uint8Array, count: number):
 }
 
 /**
- * Throws unless every entry of each source dictionary is, by its fingerprint, the union entry its
- * remap names: what lets an indexed segment be hashed by its indices into the output's dictionary.
+ * Throws unless every entry of each source dictionary is, byte for byte, the union entry its remap
+ * names: what lets an indexed segment be hashed by its indices into the output's dictionary.
  */
-function checkRemaps(union: PlainValues, prints: readonly (Uint32Array | undefined)[], remaps: readonly Int32Array[]): void {
-  const u = fingerprints(union);
+function checkRemaps(union: PlainValues, dicts: readonly (PlainValues | undefined)[], remaps: readonly Int32Array[]): void {
   remaps.forEach((map, d) => {
-    const fp = prints[d]!;
+    const dict = dicts[d]!;
     for (let i = 0; i < map.length; i++) {
       const j = map[i];
-      if (u[2 * j] !== fp[2 * i] || u[2 * j + 1] !== fp[2 * i + 1]) throw new RleError(`dictionary entry ${i} of source ${d} is not the merged dictionary's entry ${j}`);
+      const s = dict.offsets[i];
+      const n = dict.offsets[i + 1] - s;
+      const t = union.offsets[j];
+      let same = j >= 0 && j < union.offsets.length - 1 && union.offsets[j + 1] - t === n;
+      for (let x = 0; same && x < n; x++) same = dict.bytes[s + x] === union.bytes[t + x];
+      if (!same) throw new RleError(`dictionary entry ${i} of source ${d} is not the merged dictionary's entry ${j}`);
     }
   });
 }
@@ -963,7 +967,7 @@ function coalesceColumn(
   const union = allIndexed ? dictionaryUnion(decoded, dictPrints, options.dictionaryBytes) : undefined;
   if (union) {
     remaps = union.remaps.map((m) => m!);
-    checkRemaps(plainValues(union.values, union.count, leaf), dictPrints, remaps);
+    checkRemaps(plainValues(union.values, union.count, leaf), decoded, remaps);
     tag = dictionaryTag(hasher, union.values, union.count);
     const page = dictionaryPage(dictPages.find((d) => d !== undefined)!, union.values, union.count, codec);
     emit(page.parts, page.uncompressed, PageType.DICTIONARY_PAGE, page.encoding);

@@ -404,8 +404,9 @@ export function markKeys(
 ): Uint8Array | undefined | false {
   const { data, parents } = key;
   const at = data.type as arrow.DataType & { bitWidth?: number; isSigned?: boolean };
-  const long = type.type === 'long' && data.values instanceof BigInt64Array && at.bitWidth === 64 && at.isSigned === true;
-  const int = type.type === 'int' && data.values instanceof Int32Array && at.bitWidth === 32 && at.isSigned === true;
+  // A column without a values buffer of its length (an all-null one may have none) is probed by value.
+  const long = type.type === 'long' && data.values instanceof BigInt64Array && data.values.length >= n && at.bitWidth === 64 && at.isSigned === true;
+  const int = type.type === 'int' && data.values instanceof Int32Array && data.values.length >= n && at.bitWidth === 32 && at.isSigned === true;
   if (!long && !int) return false;
   // Arrow's values start at the column's offset; its validity bits do not.
   const words = long ? new Int32Array(data.values.buffer, data.values.byteOffset, 2 * n) : (data.values as Int32Array);

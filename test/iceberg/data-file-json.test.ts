@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { partitionFromJson, partitionToJson } from '../../lib/iceberg/data-file-json.js';
+import { fromJsonValue } from '../../lib/iceberg/json-single-value.js';
+import { partitionKey } from '../../lib/iceberg/partition.js';
 import type { StructType } from '../../lib/iceberg/types.js';
 
 const TYPE: StructType = {
@@ -22,5 +24,17 @@ describe('partition values in messages', () => {
     const small = { big: 7n, day: null, score: null, amount: null, name: null };
     expect(JSON.stringify(partitionToJson(small, TYPE))).toBe('{"big":7,"day":null,"score":null,"amount":null,"name":null}');
     expect(partitionFromJson(partitionToJson(small, TYPE), TYPE)).toEqual(small);
+  });
+
+  it('keep a double -0.0 apart from 0.0, and read an int "-0" as 0', () => {
+    const type: StructType = { type: 'struct', fields: [{ id: 1000, name: 'd', required: false, type: { type: 'double' } }, { id: 1001, name: 'i', required: false, type: { type: 'int' } }] };
+    const json = JSON.parse(JSON.stringify(partitionToJson({ d: -0, i: -0 }, type))) as Record<string, unknown>;
+    expect(json).toEqual({ d: '-0.0', i: 0 });
+    const back = partitionFromJson(json, type);
+    expect(Object.is(back.d, -0)).toBe(true);
+    expect(Object.is(back.i, 0)).toBe(true);
+    expect(partitionKey(0, { d: -0, i: 0 })).not.toBe(partitionKey(0, { d: 0, i: 0 }));
+    expect(Object.is(fromJsonValue({ type: 'int' }, -0), 0)).toBe(true);
+    expect(partitionKey(0, { i: fromJsonValue({ type: 'int' }, -0) })).toBe(partitionKey(0, { i: 0 }));
   });
 });

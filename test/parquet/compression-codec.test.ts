@@ -61,6 +61,14 @@ describe('native ZSTD codec', () => {
       expect(Buffer.from(codec.decompress(one, data.length)).equals(Buffer.from(data))).toBe(true);
       const two = Buffer.concat([one, codec.compress(data.subarray(0, 100), 1)]);
       expect(zstdFrames(two).map((f) => f.length)).toEqual([one.length, two.length - one.length]);
+      // A skippable frame must be whole too: cut short, the page is refused (a kept context would wait for the rest).
+      const skip = Buffer.alloc(8 + 100);
+      skip.writeUInt32LE(0x184d2a50, 0);
+      skip.writeUInt32LE(100, 4);
+      expect(zstdFrames(Buffer.concat([one, skip])).length).toBe(1);
+      expect(() => zstdFrames(Buffer.concat([one, skip.subarray(0, 18)]))).toThrow(/cut short/);
+      expect(() => codec.decompress(Buffer.concat([one, skip.subarray(0, 18)]), data.length)).toThrow();
+      expect(Buffer.from(codec.decompress(Buffer.concat([one, skip]), data.length)).equals(Buffer.from(data))).toBe(true);
       expect(codec.decompress(two, data.length + 100).length).toBe(data.length + 100);
       expect(() => codec.decompress(one, data.length - 1)).toThrow();
       expect(() => codec.decompress(one, data.length + 1)).toThrow();

@@ -110,6 +110,13 @@ describe('long and int keys probed from their Arrow values (markKeys)', () => {
     );
   });
 
+  it('leaves to the probe by value a long column without a values buffer of its length (all null)', () => {
+    const schema: StructType = { type: 'struct', fields: [{ id: 1, name: 'k', required: false, type: { type: 'long' } }] };
+    const data = arrow.makeData({ type: new arrow.Int64(), length: 3, nullCount: 3, nullBitmap: new Uint8Array(1) });
+    const batch = new arrow.Table({ k: arrow.makeVector(data) }).batches[0];
+    expect(markKeys({ type: 'long' }, keyData(schema, 1).of(batch), singleFieldKeys([new Set([equalityKey([null])])]), 3, undefined)).toBe(false);
+  });
+
   it('leaves other key types to the probe by value', () => {
     const schema: StructType = { type: 'struct', fields: [{ id: 1, name: 'k', required: false, type: { type: 'string' } }] };
     const batch = new arrow.Table({ k: arrow.vectorFromArray(['a', 'b']) }).batches[0];
