@@ -273,20 +273,20 @@ function dictionaryTag(hasher: DigestHasher, values: Uint8Array, count: number):
 }
 
 /**
- * Throws unless every entry of each source dictionary is, byte for byte, the union entry its remap
- * names: what lets an indexed segment be hashed by its indices into the output's dictionary.
+ * Throws unless every entry of each source dictionary is, by its 64-bit fingerprint, the union entry
+ * its remap names: what lets an indexed segment be hashed by its indices into the output's
+ * dictionary. (The union itself confirms entries byte for byte; comparing bytes again here cost
+ * ~5 % of a merge with deletes, whose string dictionaries are re-checked per output row group.)
  */
-function checkRemaps(union: PlainValues, dicts: readonly (PlainValues | undefined)[], remaps: readonly Int32Array[]): void {
+function checkRemaps(union: PlainValues, prints: readonly (Uint32Array | undefined)[], remaps: readonly Int32Array[]): void {
+  const u = fingerprints(union);
   remaps.forEach((map, d) => {
-    const dict = dicts[d]!;
+    const fp = prints[d]!;
     for (let i = 0; i < map.length; i++) {
       const j = map[i];
-      const s = dict.offsets[i];
-      const n = dict.offsets[i + 1] - s;
-      const t = union.offsets[j];
-      let same = j >= 0 && j < union.offsets.length - 1 && union.offsets[j + 1] - t === n;
-      for (let x = 0; same && x < n; x++) same = dict.bytes[s + x] === union.bytes[t + x];
-      if (!same) throw new RleError(`dictionary entry ${i} of source ${d} is not the merged dictionary's entry ${j}`);
+      if (j < 0 || 2 * j >= u.length || u[2 * j] !== fp[2 * i] || u[2 * j + 1] !== fp[2 * i + 1]) {
+        throw new RleError(`dictionary entry ${i} of source ${d} is not the merged dictionary's entry ${j}`);
+      }
     }
   });
 }
@@ -967,7 +967,7 @@ function coalesceColumn(
   const union = allIndexed ? dictionaryUnion(decoded, dictPrints, options.dictionaryBytes) : undefined;
   if (union) {
     remaps = union.remaps.map((m) => m!);
-    checkRemaps(plainValues(union.values, union.count, leaf), decoded, remaps);
+    checkRemaps(plainValues(union.values, union.count, leaf), dictPrints, remaps);
     tag = dictionaryTag(hasher, union.values, union.count);
     const page = dictionaryPage(dictPages.find((d) => d !== undefined)!, union.values, union.count, codec);
     emit(page.parts, page.uncompressed, PageType.DICTIONARY_PAGE, page.encoding);
