@@ -72,8 +72,12 @@ export function partitionToJson(partition: Row, type: StructType): Record<string
   for (const f of type.fields) {
     const v = partition[f.name];
     // -0 of an integral type (parsed from "-0") is 0; a float's or double's -0.0 a partition of its own.
-    const value = typeof v === 'number' && v === 0 && f.type.type !== 'float' && f.type.type !== 'double' ? 0 : v;
-    out[f.name] = value === null || value === undefined ? null : plainJson(toJsonValue(f.type, value));
+    const floating = f.type.type === 'float' || f.type.type === 'double';
+    const value = typeof v === 'number' && v === 0 && !floating ? 0 : v;
+    // NaN and the infinities have no JSON form (single-value serialization refuses them): a float
+    // or double partition holding one travels as its name, as Java's Double.toString writes it.
+    if (floating && typeof value === 'number' && !Number.isFinite(value)) out[f.name] = String(value);
+    else out[f.name] = value === null || value === undefined ? null : plainJson(toJsonValue(f.type, value));
   }
   return out;
 }
@@ -92,8 +96,13 @@ export function partitionFromJson(json: Record<string, unknown>, type: StructTyp
   const out: Row = {};
   for (const f of type.fields) {
     const v = json[f.name];
+    const floating = f.type.type === 'float' || f.type.type === 'double';
+    if (floating && (v === 'NaN' || v === 'Infinity' || v === '-Infinity')) {
+      out[f.name] = Number(v);
+      continue;
+    }
     // Longs beyond 2^53 and -0.0 travel as strings (see plainJson).
-    const numeric = f.type.type === 'long' || f.type.type === 'float' || f.type.type === 'double';
+    const numeric = f.type.type === 'long' || floating;
     const raw = numeric && typeof v === 'string' ? new LosslessNumber(v) : v;
     out[f.name] = raw === null || raw === undefined ? null : fromJsonValue(f.type, raw);
   }

@@ -781,4 +781,28 @@ describe('merge differential: an identity partition on a double holding -0.0 and
     expect(await liveRows(after)).toEqual(before);
     expect((await planFiles(io, after.metadata)).tasks).toHaveLength(2);
   });
+
+  it('plans, rewrites and commits NaN and infinite partitions of a double (their names travel in the messages)', async () => {
+    const schema: StructType = {
+      type: 'struct',
+      fields: [{ id: 1, name: 'id', required: true, type: { type: 'long' } }, { id: 2, name: 'p', required: false, type: { type: 'double' } }],
+    };
+    let t = await createNewTable(io, join(tempDir('packice-prop-'), 't'), { schema, partitionFields: [{ sourceId: 2, name: 'p', transform: { kind: 'identity' } }] });
+    const values = [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, 1.5, null];
+    for (let k = 0; k < 2; k++) {
+      const rows = values.map((p, i) => ({ id: BigInt(k * 10 + i), p }));
+      t = await commitChanges(t, { addedDataFiles: await writeDataFiles(io, t.metadata, rows) });
+    }
+    await checkPartitions(t, 'the appends');
+    const before = await liveRows(t);
+    const plan = JSON.parse(JSON.stringify(await planAll(io, t.metadata))) as Awaited<ReturnType<typeof planAll>>;
+    expect(plan.groups).toHaveLength(values.length);
+    const results: GroupResult[] = [];
+    for (const g of plan.groups) results.push(JSON.parse(JSON.stringify(await rewriteGroup(io, t.metadata, plan, g))) as GroupResult);
+    await commitCompaction(t, plan, results);
+    const after = await loadTable(t.location);
+    await checkPartitions(after, 'after the compaction');
+    expect(await liveRows(after)).toEqual(before);
+    expect((await planFiles(io, after.metadata)).tasks).toHaveLength(values.length);
+  });
 });

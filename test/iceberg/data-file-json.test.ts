@@ -37,4 +37,13 @@ describe('partition values in messages', () => {
     expect(Object.is(fromJsonValue({ type: 'int' }, -0), 0)).toBe(true);
     expect(partitionKey(0, { i: fromJsonValue({ type: 'int' }, -0) })).toBe(partitionKey(0, { i: 0 }));
   });
+
+  it('carry NaN and the infinities of a float or double by name', () => {
+    const type: StructType = { type: 'struct', fields: [{ id: 1000, name: 'd', required: false, type: { type: 'double' } }, { id: 1001, name: 'f', required: false, type: { type: 'float' } }] };
+    for (const x of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]) {
+      const json = JSON.parse(JSON.stringify(partitionToJson({ d: x, f: x }, type))) as Record<string, unknown>;
+      expect(json).toEqual({ d: String(x), f: String(x) });
+      expect(partitionFromJson(json, type)).toEqual({ d: x, f: x });
+    }
+  });
 });
