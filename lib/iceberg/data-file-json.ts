@@ -71,13 +71,12 @@ export function partitionToJson(partition: Row, type: StructType): Record<string
   const out: Record<string, unknown> = {};
   for (const f of type.fields) {
     const v = partition[f.name];
-    // -0 of an integral type (parsed from "-0") is 0; a float's or double's -0.0 a partition of its own.
     const floating = f.type.type === 'float' || f.type.type === 'double';
-    const value = typeof v === 'number' && v === 0 && !floating ? 0 : v;
     // NaN and the infinities have no JSON form (single-value serialization refuses them): a float
     // or double partition holding one travels as its name, as Java's Double.toString writes it.
-    if (floating && typeof value === 'number' && !Number.isFinite(value)) out[f.name] = String(value);
-    else out[f.name] = value === null || value === undefined ? null : plainJson(toJsonValue(f.type, value));
+    // (An int's -0 becomes 0 in toJsonValue; a float's or double's -0.0 stays a partition of its own.)
+    if (floating && typeof v === 'number' && !Number.isFinite(v)) out[f.name] = String(v);
+    else out[f.name] = v === null || v === undefined ? null : plainJson(toJsonValue(f.type, v));
   }
   return out;
 }

@@ -108,10 +108,10 @@ class KeptEngine {
  * drops the level's context.
  */
 function keptCompressor(z: ZlibZstd, levelParam: number): ((data: Uint8Array, level: number) => Uint8Array) | undefined {
-  const probe = KeptEngine.open(z.createZstdCompress({ params: { [levelParam]: DEFAULT_ZSTD_LEVEL } }));
-  if (!probe) return undefined;
-  probe.close();
-  const engines = new Map<number, KeptEngine>();
+  // The default level's context, opened to learn whether one can be kept, is kept.
+  const first = KeptEngine.open(z.createZstdCompress({ params: { [levelParam]: DEFAULT_ZSTD_LEVEL } }));
+  if (!first) return undefined;
+  const engines = new Map<number, KeptEngine>([[DEFAULT_ZSTD_LEVEL, first]]);
   let out = new Uint8Array(0);
   return (data, level) => {
     let engine = engines.get(level);

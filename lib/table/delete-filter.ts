@@ -9,7 +9,7 @@ import { canonicalValueString } from '../iceberg/partition.js';
 import { indexById, MetadataColumns, type Schema } from '../iceberg/schema.js';
 import type { NestedField, StructType } from '../iceberg/types.js';
 import type { Row } from '../iceberg/values.js';
-import { readData } from '../parquet/values.js';
+import { isValidAt, readData } from '../parquet/values.js';
 import { readBatches, readRows } from './data-reader.js';
 
 /**
@@ -340,8 +340,15 @@ export interface KeyData {
   readonly parents: readonly arrow.Data[];
 }
 
+/** A key field found in a read schema: its field, its path (for errors) and where its column sits in each batch. */
+export interface KeyField {
+  readonly field: NestedField;
+  readonly path: string;
+  readonly of: (batch: arrow.RecordBatch) => KeyData;
+}
+
 /** Finds field `id` (top level or inside structs) in batches of `schema`'s layout. */
-export function keyData(schema: StructType, id: number): { readonly field: NestedField; readonly path: string; readonly of: (batch: arrow.RecordBatch) => KeyData } {
+export function keyData(schema: StructType, id: number): KeyField {
   const index = indexById(schema);
   const entry = index.get(id);
   if (!entry) throw new IllegalStateError(`equality field ${id} is not in the read schema`);
@@ -376,19 +383,18 @@ export function keyData(schema: StructType, id: number): { readonly field: Neste
   };
 }
 
-const valid = (d: arrow.Data, i: number): boolean => {
-  const bit = d.offset + i;
-  return d.nullCount === 0 || d.nullBitmap === undefined || d.nullBitmap.length === 0 || (d.nullBitmap[bit >> 3] & (1 << (bit & 7))) !== 0;
-};
-
 /** Reads the values of field `id` (top level or inside structs) from batches of `schema`'s layout; null under a null struct. */
 export function keyColumn(schema: StructType, id: number): (batch: arrow.RecordBatch) => unknown[] {
-  const key = keyData(schema, id);
+  return keyValues(keyData(schema, id));
+}
+
+/** Reads a found key field's values from a batch; null under a null struct. */
+export function keyValues(key: KeyField): (batch: arrow.RecordBatch) => unknown[] {
   return (batch) => {
     const { data, parents } = key.of(batch);
     const values: unknown[] = readData(key.field.type, data, key.path);
     for (const p of parents) {
-      for (let i = 0; i < values.length; i++) if (!valid(p, i)) values[i] = null;
+      for (let i = 0; i < values.length; i++) if (!isValidAt(p, i)) values[i] = null;
     }
     return values;
   };
@@ -413,7 +419,7 @@ export function markKeys(
   const nullable = data.nullCount > 0 || parents.some((p) => p.nullCount > 0);
   for (let i = 0; i < n; i++) {
     if (dead?.[i] === 1) continue;
-    const hit = nullable && (!valid(data, i) || parents.some((p) => !valid(p, i)))
+    const hit = nullable && (!isValidAt(data, i) || parents.some((p) => !isValidAt(p, i)))
       ? keys.nulls
       : long ? keys.hasLong(words[2 * i], words[2 * i + 1]) : keys.hasInt(words[i]);
     if (hit) (dead ??= new Uint8Array(n))[i] = 1;

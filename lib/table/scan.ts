@@ -12,7 +12,7 @@ import type { IcebergValue, Row } from '../iceberg/values.js';
 import { batchOf, selectRuns, type Runs } from '../parquet/batches.js';
 import { rowsFromBatch } from '../parquet/values.js';
 import { readBatches } from './data-reader.js';
-import { DeleteFileCache, DeleteFilter, equalityKey, keyColumn, keyData, markKeys, projectionOf, singleFieldKeys } from './delete-filter.js';
+import { DeleteFileCache, DeleteFilter, equalityKey, keyData, keyValues, markKeys, projectionOf, singleFieldKeys } from './delete-filter.js';
 
 export interface ScanOptions {
   readonly snapshotId?: bigint;
@@ -168,12 +168,11 @@ export async function* readTaskBatches(
  */
 function deadRowMarker(filter: DeleteFilter, readSchema: StructType): (read: arrow.RecordBatch, firstPos: number) => Uint8Array | undefined {
   const deleted = filter.deletedPositions();
-  const equality = filter.equalitySets.map((set) => ({
-    keys: set.keys,
-    fields: set.fieldIds.map((id) => keyColumn(readSchema, id)),
-    single: set.fieldIds.length === 1 ? singleFieldKeys(set.keys) : undefined,
-    typed: set.fieldIds.length === 1 ? keyData(readSchema, set.fieldIds[0]) : undefined,
-  }));
+  const equality = filter.equalitySets.map((set) => {
+    const found = set.fieldIds.map((id) => keyData(readSchema, id));
+    const one = found.length === 1;
+    return { keys: set.keys, fields: found.map(keyValues), single: one ? singleFieldKeys(set.keys) : undefined, typed: one ? found[0] : undefined };
+  });
   let d = 0;
   return (read, firstPos) => {
     const n = read.numRows;

@@ -508,26 +508,22 @@ function checkMetrics(t: Table, f: DataFileJson, rows: readonly Row[], what: str
     // Floats: Parquet writes a zero minimum as -0.0 and a zero maximum as +0.0 (either zero a row holds).
     const sameNumber = (a: IcebergValue, b: IcebergValue): boolean =>
       typeof a === 'number' && typeof b === 'number' ? a === b : cmp(a, b) === 0;
-    if (lo !== undefined) {
-      const bound = fromBytes(leaf.type, new Uint8Array(Buffer.from(lo, 'base64')));
+    // Lower bound: no value under it, and it is the smallest value (truncated as the mode says); upper alike.
+    const sides = [
+      { b64: lo, extreme: min, within: (v: IcebergValue, b: IcebergValue) => cmp(b, v) <= 0, tightOf: (x: IcebergValue) => (length === undefined ? x : truncateLowerBound(leaf.type, x, length)), what: ['under the lower', 'lower bound', 'smallest'] },
+      { b64: hi, extreme: max, within: (v: IcebergValue, b: IcebergValue) => cmp(v, b) <= 0, tightOf: (x: IcebergValue) => (length === undefined ? x : truncateUpperBound(leaf.type, x, length)), what: ['over the upper', 'upper bound', 'largest'] },
+    ];
+    for (const { b64, extreme, within, tightOf, what } of sides) {
+      if (b64 === undefined) continue;
+      const bound = fromBytes(leaf.type, new Uint8Array(Buffer.from(b64, 'base64')));
       for (const v of present) {
-        const ok = cmp(bound, v) <= 0 || (typeof v === 'number' && v === 0 && bound === 0);
-        expect(ok, `${name}: value ${show(v)} under the lower bound ${show(bound)}`).toBe(true);
+        const ok = within(v, bound) || (typeof v === 'number' && v === 0 && bound === 0);
+        expect(ok, `${name}: value ${show(v)} ${what[0]} bound ${show(bound)}`).toBe(true);
       }
-      const tight = length === undefined ? min : truncateLowerBound(leaf.type, min, length);
+      const tight = tightOf(extreme);
       // Looser only under truncate(N), where the writer truncated its statistics (parquet-rs: 64 bytes) of a value the column held.
       const truncated = loose && byteLength(bound) <= PARQUET_TRUNCATE;
-      expect(sameNumber(bound, tight) || truncated, `${name}: lower bound ${show(bound)}, smallest value ${show(min)}`).toBe(true);
-    }
-    if (hi !== undefined) {
-      const bound = fromBytes(leaf.type, new Uint8Array(Buffer.from(hi, 'base64')));
-      for (const v of present) {
-        const ok = cmp(v, bound) <= 0 || (typeof v === 'number' && v === 0 && bound === 0);
-        expect(ok, `${name}: value ${show(v)} over the upper bound ${show(bound)}`).toBe(true);
-      }
-      const tight = length === undefined ? max : truncateUpperBound(leaf.type, max, length);
-      const truncated = loose && byteLength(bound) <= PARQUET_TRUNCATE;
-      if (tight !== undefined) expect(sameNumber(bound, tight) || truncated, `${name}: upper bound ${show(bound)}, largest value ${show(max)}`).toBe(true);
+      if (tight !== undefined) expect(sameNumber(bound, tight) || truncated, `${name}: ${what[1]} ${show(bound)}, ${what[2]} value ${show(extreme)}`).toBe(true);
     }
   }
 }
