@@ -20,8 +20,9 @@
  * An input with deletes (position deletes, a deletion vector, equality deletes in major mode) is
  * merged with its deleted rows dropped from the pages when its columns allow it (row-group-merge.ts
  * deleteProblem; table property `packice.rewrite.merge-deletes`), at any row-group size. The rows
- * equality deletes match are found as the decoder finds them, their key columns alone read
- * (lib/table/scan.ts deletedPositions), and dropped as positions.
+ * equality deletes match are dropped as positions: where every key is one long or int column of
+ * the file, found from the row group's own key pages as it is merged (pageKeyProbes), else before,
+ * as the decoder finds them, their key columns alone read (lib/table/scan.ts deletedPositions).
  *
  * What the group's proof gets for copied rows: per row group, its row count and a digest of
  * the bytes read from the input (RowSetChecksum.addDigest), and after writing, the same from
@@ -48,9 +49,10 @@ import {
 import { metricsFromStatistics } from '../parquet/statistics-metrics.js';
 import { DEFAULT_ZSTD_LEVEL, zstdCodec } from '../parquet/compression-codec.js';
 import {
-  deleteProblem, mergeKey, mergeProblem, writeMergedFile, mergedDigests, type MergedFile, type MergeOptions, type MergePart,
+  deleteProblem, keyColumnProblem, mergeKey, mergeProblem, writeMergedFile, mergedDigests,
+  type MergedFile, type MergeOptions, type MergePart, type PageKeyProbe,
 } from '../parquet/row-group-merge.js';
-import { DeleteFileCache } from '../table/delete-filter.js';
+import { DeleteFileCache, DeleteFilter, singleFieldKeys } from '../table/delete-filter.js';
 import { deletedPositions } from '../table/scan.js';
 import { toDataFile } from '../table/data-writer.js';
 import type { RowSetChecksum } from './checksum.js';
@@ -137,6 +139,8 @@ interface MergeInput {
   readonly task: FileScanTask;
   readonly source: CopySource;
   readonly deleted?: readonly (Int32Array | undefined)[];
+  /** Its equality deletes, probed from its own pages as it is merged (pageKeyProbes); `deleted` then holds its position deletes alone. */
+  readonly keys?: readonly PageKeyProbe[];
 }
 
 /** Deleted file positions split by row group, relative to each; positions past the file's rows delete nothing. */
@@ -151,6 +155,22 @@ function byRowGroup(source: CopySource, positions: Float64Array): (Int32Array | 
     for (let i = start; i < at; i++) out[i - start] = positions[i] - rg.firstRow;
     return out;
   });
+}
+
+/**
+ * The equality deletes of a file to merge as probes of its own pages (row-group-merge.ts
+ * PageKeyProbe), where each set of them keys on one long or int field the file holds as a plain
+ * column (keyColumnProblem); else undefined, and its key columns are read to find the rows
+ * (deletedPositions). Either way a key is matched as the decoder matches it (singleFieldKeys).
+ */
+function pageKeyProbes(filter: DeleteFilter, source: CopySource, schema: StructType): PageKeyProbe[] | undefined {
+  const probes: PageKeyProbe[] = [];
+  for (const set of filter.equalitySets) {
+    if (set.fieldIds.length !== 1 || keyColumnProblem(source, schema, set.fieldIds[0]) !== undefined) return undefined;
+    const keys = singleFieldKeys(set.keys);
+    probes.push({ fieldId: set.fieldIds[0], hasLong: (low, high) => keys.hasLong(low, high), hasInt: (v) => keys.hasInt(v), nulls: keys.nulls });
+  }
+  return probes.length > 0 ? probes : undefined;
 }
 
 /** A footer read handed to a later reader of the same file, which then fetches none of those bytes again. */
@@ -299,6 +319,11 @@ export class ChunkCopy {
     const cache = options.deleteCache ?? new DeleteFileCache();
     const deletedOf = async ({ task, source, read }: (typeof merges)[number]): Promise<MergeInput> => {
       if (!hasDeletes(task)) return { task, source };
+      if (task.deletes.equalityDeletes.length > 0) {
+        const filter = await DeleteFilter.load(io, task.dataFile.filePath, task.deletes, metadata.schemas, cache);
+        const keys = pageKeyProbes(filter, source, options.writeSchema);
+        if (keys) return { task, source, deleted: byRowGroup(source, filter.deletedPositions()), keys };
+      }
       // Equality deletes are probed on the file's key columns, read as the decoder reads them; the
       // footer read serves their reader the footer (no second fetch).
       const files = task.deletes.equalityDeletes.length > 0
@@ -312,6 +337,7 @@ export class ChunkCopy {
     };
     // A key-column probe holds a row group's key columns decoded: fewer of them at once.
     const probed = merges.filter((m) => m.task.deletes.equalityDeletes.length > 0);
+    // (Those probed from their own pages only load their delete files here, which the cache shares.)
     const byTask = new Map<FileScanTask, MergeInput>();
     for (const m of await mapLimit(probed, EQUALITY_PROBES, deletedOf)) byTask.set(m.task, m);
     for (const m of await mapLimit(merges.filter((x) => !byTask.has(x.task)), FOOTER_READS, deletedOf)) byTask.set(m.task, m);
@@ -430,7 +456,7 @@ export class ChunkCopy {
     const rowGroupBytes = intProperty(this.metadata, 'write.parquet.row-group-size-bytes', DEFAULT_ROW_GROUP_BYTES);
     type File = { groups: MergePart[][]; groupBytes: number };
     const buckets = new Map<string, { partition: DataFile['partition']; files: File[]; size: number }>();
-    for (const { task, source, deleted } of this.merges) {
+    for (const { task, source, deleted, keys } of this.merges) {
       // A file without row groups has no rows to merge.
       if (source.rowGroups.length === 0) continue;
       const partition = task.dataFile.partition;
@@ -455,7 +481,7 @@ export class ChunkCopy {
           file.groups.push([]);
           file.groupBytes = 0;
         }
-        file.groups[file.groups.length - 1].push({ source, rowGroup: index, ...(dropped ? { deleted: dropped } : {}) });
+        file.groups[file.groups.length - 1].push({ source, rowGroup: index, ...(dropped ? { deleted: dropped } : {}), ...(keys ? { keys } : {}) });
         file.groupBytes += uncompressed;
         b.size += bytes;
       });
@@ -475,6 +501,11 @@ export class ChunkCopy {
         this.started.push(path);
         const merged = await writeMergedFile(this.io, path, this.template, groups, { ...options, held: this.held, ...(fault ? { fault } : {}) });
         fault = undefined;
+        // Every row its equality deletes matched (found as it was written): no file to add.
+        if (merged.recordCount === 0) {
+          await this.io.deleteMany([path]);
+          continue;
+        }
         this.merged.push(merged);
         for (const segment of merged.rowGroups.flat()) {
           checkIn.addDigest(segment.digest[0], segment.digest[1], segment.rows);
@@ -482,7 +513,7 @@ export class ChunkCopy {
           // One run per stretch of live rows.
           let at = 0;
           let to = segment.firstRow;
-          for (const d of [...(segment.part.deleted ?? []), numRows]) {
+          for (const d of [...(segment.deleted ?? []), numRows]) {
             if (d > at) map?.addRun(segment.part.source.path, firstRow + at, path, to, d - at);
             to += Math.max(0, d - at);
             at = d + 1;

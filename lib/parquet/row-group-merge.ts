@@ -107,6 +107,8 @@ function pageCodec(codec: number, zstd: ZstdCodec | undefined, level: number): P
 
 /** A leaf column as its pages are read: physical type, fixed length and maximum levels. */
 interface Leaf {
+  /** Its Iceberg field id, where the file names one. */
+  readonly fieldId: number | undefined;
   readonly physical: number;
   readonly typeLength: number;
   readonly maxDef: number;
@@ -125,6 +127,7 @@ function leavesOf(footer: ParquetFooter, schema: StructType): Leaf[] {
     if (n !== root && n.children.length === 0) {
       const t = n.element.fieldId === undefined ? undefined : byId.get(n.element.fieldId)?.field.type;
       out.push({
+        fieldId: n.element.fieldId,
         physical: n.element.type ?? -1, typeLength: n.element.typeLength ?? 0, maxDef: d, maxRep: p,
         iceberg: t && isPrimitive(t) ? t : undefined,
       });
@@ -496,9 +499,119 @@ function mergedStatistics(leaf: Leaf, metas: readonly TypedField[][]): TypedFiel
 /**
  * A source row group to merge, and the rows deleted from it (positions in the row group,
  * ascending): those are dropped from every column's pages (deleteProblem says which sources can).
+ * With `keys`, the rows whose key those equality deletes hold are dropped as well, found from the
+ * row group's own key column as it is merged.
  */
 export interface MergePart extends CopyPart {
   readonly deleted?: Int32Array;
+  readonly keys?: readonly PageKeyProbe[];
+}
+
+/**
+ * Equality deletes on one long or int field (keyColumnProblem says which), probed from a source
+ * row group's own pages as it is merged: no read of the key column of its own, no decode into
+ * Arrow. A row is deleted when its key is held: `hasLong` for a long (its two 32-bit halves),
+ * `hasInt` for an int, `nulls` for a null key.
+ */
+export interface PageKeyProbe {
+  readonly fieldId: number;
+  hasLong(low: number, high: number): boolean;
+  hasInt(v: number): boolean;
+  readonly nulls: boolean;
+}
+
+/**
+ * Why field `fieldId` of `source` cannot be probed from its pages (undefined: it can): it must be
+ * one non-repeated leaf, a long stored as INT64 or an int as INT32 (deleteProblem must have passed).
+ */
+export function keyColumnProblem(source: CopySource, schema: StructType, fieldId: number): string | undefined {
+  const found = leavesOf(source.footer, schema).filter((l) => l.fieldId === fieldId);
+  if (found.length !== 1) return `field ${fieldId} is in ${found.length} of its columns`;
+  const [leaf] = found;
+  if (leaf.maxRep > 0) return `field ${fieldId} is repeated`;
+  const type = leaf.iceberg?.type;
+  if (!(type === 'long' && leaf.physical === PhysicalType.INT64) && !(type === 'int' && leaf.physical === PhysicalType.INT32)) {
+    return `field ${fieldId} is ${type ?? 'unknown'} stored as physical type ${leaf.physical}`;
+  }
+  return undefined;
+}
+
+/** Little-endian 32-bit words of `bytes` (a view where aligned, else a copy). */
+function words(bytes: Uint8Array, count: number): Int32Array {
+  if (bytes.length < count * 4) throw new RleError(`${count} 32-bit words need ${count * 4} bytes, the values hold ${bytes.length}`);
+  const aligned = bytes.byteOffset % 4 === 0 ? bytes : bytes.slice(0, count * 4);
+  return new Int32Array(aligned.buffer, aligned.byteOffset, count);
+}
+
+/**
+ * The rows of a source row group its deletes remove, ascending: `part.deleted`, and the rows whose
+ * key a probe holds, read from the key column's pages (`bytes`, `pages`: the row group's chunks as
+ * fetched); undefined when none. Each key is read as the decoder reads it: a null (a def level
+ * under the leaf's maximum, a null struct above it included) matches a null key.
+ */
+function probedDeletes(part: MergePart, leaves: readonly Leaf[], codecs: readonly (PageCodec | undefined)[], bytes: readonly Uint8Array[], pages: readonly Page[][], numRows: number): Int32Array | undefined {
+  let dead: Uint8Array | undefined;
+  for (const d of part.deleted ?? []) {
+    if (d < 0 || d >= numRows) throw new RleError(`deleted position ${d} is past the row group's ${numRows} rows`);
+    (dead ??= new Uint8Array(numRows))[d] = 1;
+  }
+  for (const probe of part.keys ?? []) {
+    const k = leaves.findIndex((l) => l.fieldId === probe.fieldId);
+    const leaf = leaves[k];
+    const codec = codecs[k];
+    if (!leaf || !codec || leaf.maxRep > 0) throw new RleError(`equality field ${probe.fieldId} cannot be probed from its pages`);
+    const long = leaf.physical === PhysicalType.INT64;
+    const width = long ? 2 : 1;
+    const chunk = bytes[k];
+    let next = 0;
+    let dict: Int32Array | undefined;
+    let dictSize = 0;
+    if (pages[k][0]?.type === PageType.DICTIONARY_PAGE) {
+      const d = pages[k][0];
+      dictSize = typedNumber(typedField(headerStruct(d, PAGE.DICTIONARY), 1));
+      dict = words(codec.decompress(chunk.subarray(d.payloadStart, d.end), d.uncompressedSize), dictSize * width);
+      next = 1;
+    }
+    let row = 0;
+    for (const page of pages[k].slice(next)) {
+      const p = takeApart(chunk, page, leaf, codec);
+      if (row + p.numValues > numRows) throw new RleError(`column ${k} holds more values than the row group's ${numRows} rows`);
+      let values: Int32Array;
+      if (isDictionaryEncoding(p.encoding)) {
+        if (!dict) throw new RleError('a dictionary-indexed page in a chunk without a dictionary');
+        const indices = indicesOf(p, dictSize, true);
+        values = new Int32Array(p.nonNull * width);
+        for (let j = 0; j < p.nonNull; j++) for (let w = 0; w < width; w++) values[j * width + w] = dict[indices[j] * width + w];
+      } else if (p.encoding === Encoding.PLAIN) values = words(p.values, p.nonNull * width);
+      else throw new RleError(`column ${k} has values in encoding ${p.encoding}`);
+      const hit = (j: number): boolean => (long ? probe.hasLong(values[2 * j], values[2 * j + 1]) : probe.hasInt(values[j]));
+      if (!p.def) {
+        for (let i = 0; i < p.numValues; i++) if (dead?.[row + i] !== 1 && hit(i)) (dead ??= new Uint8Array(numRows))[row + i] = 1;
+      } else {
+        // Runs of def levels: the leaf's maximum is a value, anything under it a null.
+        let i = row;
+        let j = 0;
+        for (let r = 0; r < p.def.length; r += 2) {
+          const level = p.def.data[r];
+          const count = p.def.data[r + 1];
+          for (let c = 0; c < count; c++, i++) {
+            const present = level === leaf.maxDef;
+            if (dead?.[i] !== 1 && (present ? hit(j) : probe.nulls)) (dead ??= new Uint8Array(numRows))[i] = 1;
+            if (present) j++;
+          }
+        }
+        if (j !== p.nonNull) throw new RleError(`column ${k} page holds ${p.nonNull} values, its levels ${j}`);
+      }
+      row += p.numValues;
+    }
+    if (row !== numRows) throw new RleError(`column ${k} holds ${row} values for ${numRows} rows`);
+  }
+  if (!dead) return undefined;
+  let n = 0;
+  for (let i = 0; i < numRows; i++) n += dead[i];
+  const out = new Int32Array(n);
+  for (let i = 0, at = 0; i < numRows; i++) if (dead[i] === 1) out[at++] = i;
+  return out;
 }
 
 /** One source row group inside an output row group. */
@@ -506,6 +619,8 @@ export interface MergedSegment {
   readonly part: MergePart;
   /** Its live rows (the source's, less those deleted). */
   readonly rows: number;
+  /** The rows dropped from it (positions in the source row group, ascending): `part.deleted` and those its key probes found. */
+  readonly deleted: Int32Array | undefined;
   /** Position of its first row in the output. */
   readonly firstRow: number;
   /** Digest of the source's row group as read. */
@@ -1416,7 +1531,7 @@ export async function writeMergedFile(
     const segments: MergedSegment[] = [];
     let firstRow = rows;
     groups.forEach((g, i) => {
-      segments.push({ part: g.part, rows: g.rows, firstRow, digest: hashes[i].digest(), pages: pageCounts[i], modes: modes[i] });
+      segments.push({ part: g.part, rows: g.rows, deleted: g.deleted, firstRow, digest: hashes[i].digest(), pages: pageCounts[i], modes: modes[i] });
       firstRow += g.rows;
     });
     rows += numRows;
@@ -1442,23 +1557,31 @@ export async function writeMergedFile(
     };
     const window: ReadWindowOptions = { ...options.reads, bytes: options.reads?.bytes ?? DEFAULT_COPY_READ_BYTES, ordered: true };
     let r = 0;
+    let taken = 0;
     let pending: SourceGroup[] = [];
     for await (const { item: part, value: bytes } of readWindow(parts, partBytes, fetch, window, options.stats)) {
       const rg = typedFields(typedItems(typedField(part.source.typed, 4))[part.rowGroup]);
       const spans = chunkSpans(rg);
+      const numRows = typedNumber(typedField(rg, 3));
       let pages: Page[][];
+      let deleted: Int32Array | undefined;
       try {
         pages = bytes.map((b) => readPages(b, 0, b.length));
+        deleted = part.keys !== undefined && part.keys.length > 0
+          ? probedDeletes(part, leaves, codecs, bytes, pages, numRows)
+          : part.deleted !== undefined && part.deleted.length > 0 ? part.deleted : undefined;
       } catch (e) {
         throw fileFault(part.source.path, e, `row group ${part.rowGroup}`);
       }
-      const deleted = part.deleted !== undefined && part.deleted.length > 0 ? part.deleted : undefined;
-      pending.push({ part, rows: typedNumber(typedField(rg, 3)) - (deleted?.length ?? 0), deleted, spans, bytes, pages });
-      if (pending.length < rowGroups[r].length) continue;
+      // A row group whose rows are all deleted leaves nothing to merge (known here when its keys were probed).
+      if (numRows - (deleted?.length ?? 0) > 0) pending.push({ part, rows: numRows - (deleted?.length ?? 0), deleted, spans, bytes, pages });
+      if (++taken < rowGroups[r].length) continue;
+      r++;
+      taken = 0;
+      if (pending.length === 0) continue;
       const { parts: out, rowGroup } = build(pending);
       newGroups.push(rowGroup);
       pending = [];
-      r++;
       yield* damaged(out, faults);
     }
     const tail = fileTail(first, template, rows, newGroups);

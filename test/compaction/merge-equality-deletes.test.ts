@@ -1,7 +1,8 @@
 /**
- * Inputs with equality deletes (major mode) merged page by page (lib/compaction/chunk-copy.ts,
- * lib/table/scan.ts deletedPositions): the rows the equality deletes match, probed on the key
- * columns alone as the decoder probes them, are dropped from the pages like position deletes.
+ * Inputs with equality deletes (major mode) merged page by page (lib/compaction/chunk-copy.ts):
+ * the rows the equality deletes match — probed from the merged row group's own key pages for one
+ * long or int key (row-group-merge.ts probedDeletes), else on the key columns read alone as the
+ * decoder probes them (lib/table/scan.ts deletedPositions) — are dropped like position deletes.
  * The live rows, the map, the proof, the metrics the decode path gives, keys with nulls and on
  * several columns, deletes that do not apply by sequence number, the delete files gone after the
  * commit, S3 (moto), and minor mode (equality deletes not applied, nothing dropped).
@@ -10,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { loadTable, type Table } from '../../lib/catalog/table.js';
 import { MERGE_DELETES_PROPERTY } from '../../lib/compaction/chunk-copy.js';
 import { commitCompaction } from '../../lib/compaction/commit.js';
-import type { DataFileJson, GroupResult } from '../../lib/compaction/messages.js';
+import type { DataFileJson, FileGroup, GroupResult, Plan } from '../../lib/compaction/messages.js';
 import { join } from 'node:path';
 import { planCompaction } from '../../lib/compaction/planner.js';
 import { rewriteGroup } from '../../lib/compaction/rewriter.js';
@@ -51,6 +52,17 @@ async function rewriteAll(t: Table): Promise<{ plan: Awaited<ReturnType<typeof p
   const results: GroupResult[] = [];
   for (const g of plan.groups) results.push(await rewriteGroup(t.io, t.metadata, plan, g));
   return { plan, results };
+}
+
+/** A group rewritten merged (every input) and decoded (merge-deletes off): the same rows out, each proved. */
+async function mergedAndDecoded(t: Table, plan: Plan, g: FileGroup): Promise<{ merged: GroupResult; decoded: GroupResult }> {
+  const merged = await rewriteGroup(t.io, t.metadata, plan, g);
+  const decoded = await rewriteGroup(t.io, withProperties(t.metadata, { [MERGE_DELETES_PROPERTY]: 'false' }), plan, g);
+  expect(merged.inputPaths).toEqual({ copied: 0, merged: g.inputs.length, decoded: 0 });
+  expect(decoded.inputPaths?.decoded).toBe(g.inputs.length);
+  expect(merged.checksums.rowsOut).toBe(decoded.checksums.rowsOut);
+  expect(merged.checksums.hashOut).toBe(merged.checksums.hashIn);
+  return { merged, decoded };
 }
 
 async function deleteFilesOf(t: Table): Promise<number> {
@@ -170,13 +182,7 @@ describe('equality deletes on a field inside a struct (a delete file laid out as
     const plan = await planAll(io, t.metadata);
     const results: GroupResult[] = [];
     for (const g of plan.groups) {
-      const merged = await rewriteGroup(io, t.metadata, plan, g);
-      const decoded = await rewriteGroup(io, withProperties(t.metadata, { [MERGE_DELETES_PROPERTY]: 'false' }), plan, g);
-      expect(merged.inputPaths).toEqual({ copied: 0, merged: g.inputs.length, decoded: 0 });
-      expect(decoded.inputPaths?.decoded).toBe(g.inputs.length);
-      expect(merged.checksums.rowsOut).toBe(decoded.checksums.rowsOut);
-      expect(merged.checksums.hashOut).toBe(merged.checksums.hashIn);
-      results.push(merged);
+      results.push((await mergedAndDecoded(t, plan, g)).merged);
     }
     await commitCompaction(t, plan, results);
     expect(await tableRows(await loadTable(t.location))).toEqual(before);
@@ -205,6 +211,77 @@ describe('equality deletes on a field inside a struct (a delete file laid out as
     expect(results.every((r) => r.outputs.every(isMerge))).toBe(true);
     await commitCompaction(t, plan, results);
     expect(await tableRows(await loadTable(t.location))).toEqual(before);
+  });
+
+  it('probes long and int keys from the merged pages: nested under null structs, null keys, dictionary-indexed or plain, many pages; a file left empty is not written', async () => {
+    const field = (id: number, name: string, type: NestedField['type'], required = false): NestedField => ({ id, name, required, type });
+    const schema: StructType = {
+      type: 'struct',
+      fields: [
+        field(1, 'id', { type: 'long' }, true),
+        field(2, 'part', { type: 'string' }, true),
+        field(3, 's', { type: 'struct', fields: [field(4, 'k', { type: 'long' }), field(5, 'n', { type: 'int' })] }),
+        field(6, 'big', { type: 'long' }),
+      ],
+    };
+    const row = (id: number, part: string): Row => ({
+      id: BigInt(id),
+      part,
+      // A null struct every ninth row, a null k every fifth; n from a few values (a dictionary); big past 32 bits, negative too.
+      s: id % 9 === 0 ? null : { k: id % 5 === 0 ? null : BigInt(id * 1000), n: id % 13 === 0 ? null : (id % 4) - 2 },
+      big: BigInt(id % 2 === 0 ? 1 : -1) * (2n ** 40n + BigInt(id)),
+    });
+    const deleted = (id: number): boolean => {
+      const r = row(id, '');
+      const s = r.s as { k: bigint | null; n: number | null } | null;
+      if (id > 120) return true;
+      return s === null || s.k === null || [3000n, 7000n, 8000n].includes(s.k) || s.n === -1 || id === 11 || id === 12;
+    };
+    // Writer defaults (dictionaries), and small pages without dictionaries (plain values over many pages).
+    for (const [name, props] of [['dictionary', {}], ['plain', { 'write.parquet.page-size-bytes': '128', 'write.parquet.dict-size-bytes': '8' }]] as const) {
+      let t = await createNewTable(io, join(tempDir(), `page-keys-${name}`), {
+        formatVersion: 2, schema, partitionFields: [{ sourceId: 2, name: 'part', transform: { kind: 'identity' } }],
+        properties: { ...MERGE, ...props },
+      });
+      for (let a = 0; a < 3; a++) t = await appendRows(t, Array.from({ length: 60 }, (_, i) => row(1 + a * 60 + i, a === 2 ? 'gone' : 'kept')));
+      // A delete file of the key's own columns (nested ones in their struct), as Java writes them.
+      const spec = specById(t.metadata, t.metadata.defaultSpecId);
+      const eq = async (ids: number[], fields: NestedField[], rows: Row[], part: string): Promise<void> => {
+        const path = tableLocationProvider(t.metadata).newDataLocation(`eq-${ids.join('-')}-${part}.parquet`, partitionFolder(spec, { part }, currentSchema(t.metadata)));
+        const w = ParquetWriter.open(io, path, { type: 'struct', fields }, {});
+        await w.writeRows(rows);
+        t = await commitChanges(t, { addedDeleteFiles: [toDataFile(await w.close(), spec, { part }, FileContent.EqualityDeletes, { equalityIds: ids })], operation: 'delete' });
+      };
+      const inS = (f: NestedField): NestedField[] => [field(3, 's', { type: 'struct', fields: [f] })];
+      // s.k: some keys and a null one (matches a null k and a null struct alike); s.n = -1; big: two values, one of each sign.
+      await eq([4], inS(field(4, 'k', { type: 'long' })), [...[3, 7, 8, 100].map((id) => ({ s: { k: BigInt(id * 1000) } })), { s: { k: null } }], 'kept');
+      await eq([5], inS(field(5, 'n', { type: 'int' })), [{ s: { n: -1 } }], 'kept');
+      await eq([6], [field(6, 'big', { type: 'long' })], [{ big: 2n ** 40n + 11n }, { big: -(2n ** 40n + 11n) }, { big: 2n ** 40n + 12n }], 'kept');
+      // Every row of the 'gone' partition, by id.
+      await eq([1], [field(1, 'id', { type: 'long' }, true)], Array.from({ length: 60 }, (_, i) => ({ id: BigInt(121 + i) })), 'gone');
+      const before = await tableRows(t);
+      const plan = await planAll(io, t.metadata);
+      const results: GroupResult[] = [];
+      for (const g of plan.groups) {
+        const { merged, decoded } = await mergedAndDecoded(t, plan, g);
+        const gone = g.partition.part === 'gone';
+        expect(merged.outputs).toHaveLength(gone ? 0 : 1);
+        if (!gone) expectDecodedMetrics(merged.outputs[0], decoded.outputs[0]);
+        results.push(merged);
+      }
+      expect(results.length).toBe(2);
+      await commitCompaction(t, plan, results);
+      const after = await loadTable(t.location);
+      expect(await tableRows(after)).toEqual(before);
+      // Each key as the model finds it: s.k listed or null (a null struct too), s.n = -1, big of either sign; 'gone' all.
+      expect(idsOf(before).sort((a, b) => a - b)).toEqual(Array.from({ length: 180 }, (_, i) => i + 1).filter((id) => !deleted(id)));
+      // The merged file of the emptied partition is not left behind.
+      const files = (await planFiles(io, after.metadata)).tasks.map((task) => task.dataFile.filePath);
+      expect(files).toHaveLength(1);
+      const merges: string[] = [];
+      for await (const f of io.list(t.location)) if (f.path.includes('-merge-')) merges.push(f.path);
+      expect(merges).toEqual(files);
+    }
   });
 
   it('refuses a key inside a list, naming the delete file', () => {
