@@ -550,10 +550,10 @@ function words(bytes: Uint8Array, count: number): Int32Array {
  * under the leaf's maximum, a null struct above it included) matches a null key.
  */
 function probedDeletes(part: MergePart, leaves: readonly Leaf[], codecs: readonly (PageCodec | undefined)[], bytes: readonly Uint8Array[], pages: readonly Page[][], numRows: number): Int32Array | undefined {
-  let dead: Uint8Array | undefined;
+  const dead = new Uint8Array(numRows);
   for (const d of part.deleted ?? []) {
     if (d < 0 || d >= numRows) throw new RleError(`deleted position ${d} is past the row group's ${numRows} rows`);
-    (dead ??= new Uint8Array(numRows))[d] = 1;
+    dead[d] = 1;
   }
   for (const probe of part.keys ?? []) {
     const k = leaves.findIndex((l) => l.fieldId === probe.fieldId);
@@ -572,33 +572,38 @@ function probedDeletes(part: MergePart, leaves: readonly Leaf[], codecs: readonl
       dict = words(codec.decompress(chunk.subarray(d.payloadStart, d.end), d.uncompressedSize), dictSize * width);
       next = 1;
     }
+    // Each dictionary entry probed once.
+    const dictHits = dict && new Uint8Array(dictSize);
+    if (dict) for (let e = 0; e < dictSize; e++) dictHits![e] = (long ? probe.hasLong(dict[2 * e], dict[2 * e + 1]) : probe.hasInt(dict[e])) ? 1 : 0;
+    // Whether the j-th non-null value of the page is a deleted key, for all j at once.
+    let hit = new Uint8Array(0);
     let row = 0;
     for (const page of pages[k].slice(next)) {
       const p = takeApart(chunk, page, leaf, codec);
       if (row + p.numValues > numRows) throw new RleError(`column ${k} holds more values than the row group's ${numRows} rows`);
-      let values: Int32Array;
+      if (hit.length < p.nonNull) hit = new Uint8Array(p.nonNull);
       if (isDictionaryEncoding(p.encoding)) {
-        if (!dict) throw new RleError('a dictionary-indexed page in a chunk without a dictionary');
+        if (!dictHits) throw new RleError('a dictionary-indexed page in a chunk without a dictionary');
         const indices = indicesOf(p, dictSize, true);
-        values = new Int32Array(p.nonNull * width);
-        for (let j = 0; j < p.nonNull; j++) for (let w = 0; w < width; w++) values[j * width + w] = dict[indices[j] * width + w];
-      } else if (p.encoding === Encoding.PLAIN) values = words(p.values, p.nonNull * width);
-      else throw new RleError(`column ${k} has values in encoding ${p.encoding}`);
-      const hit = (j: number): boolean => (long ? probe.hasLong(values[2 * j], values[2 * j + 1]) : probe.hasInt(values[j]));
+        for (let j = 0; j < p.nonNull; j++) hit[j] = dictHits[indices[j]];
+      } else if (p.encoding === Encoding.PLAIN) {
+        const values = words(p.values, p.nonNull * width);
+        if (long) for (let j = 0; j < p.nonNull; j++) hit[j] = probe.hasLong(values[2 * j], values[2 * j + 1]) ? 1 : 0;
+        else for (let j = 0; j < p.nonNull; j++) hit[j] = probe.hasInt(values[j]) ? 1 : 0;
+      } else throw new RleError(`column ${k} has values in encoding ${p.encoding}`);
       if (!p.def) {
-        for (let i = 0; i < p.numValues; i++) if (dead?.[row + i] !== 1 && hit(i)) (dead ??= new Uint8Array(numRows))[row + i] = 1;
+        for (let i = 0; i < p.numValues; i++) dead[row + i] |= hit[i];
       } else {
         // Runs of def levels: the leaf's maximum is a value, anything under it a null.
+        const nulls = probe.nulls ? 1 : 0;
         let i = row;
         let j = 0;
         for (let r = 0; r < p.def.length; r += 2) {
-          const level = p.def.data[r];
           const count = p.def.data[r + 1];
-          for (let c = 0; c < count; c++, i++) {
-            const present = level === leaf.maxDef;
-            if (dead?.[i] !== 1 && (present ? hit(j) : probe.nulls)) (dead ??= new Uint8Array(numRows))[i] = 1;
-            if (present) j++;
-          }
+          if (p.def.data[r] === leaf.maxDef) {
+            if (j + count > p.nonNull) throw new RleError(`column ${k} page holds ${p.nonNull} values, its levels more`);
+            for (let c = 0; c < count; c++) dead[i++] |= hit[j++];
+          } else for (let c = 0; c < count; c++) dead[i++] |= nulls;
         }
         if (j !== p.nonNull) throw new RleError(`column ${k} page holds ${p.nonNull} values, its levels ${j}`);
       }
@@ -606,9 +611,9 @@ function probedDeletes(part: MergePart, leaves: readonly Leaf[], codecs: readonl
     }
     if (row !== numRows) throw new RleError(`column ${k} holds ${row} values for ${numRows} rows`);
   }
-  if (!dead) return undefined;
   let n = 0;
   for (let i = 0; i < numRows; i++) n += dead[i];
+  if (n === 0) return undefined;
   const out = new Int32Array(n);
   for (let i = 0, at = 0; i < numRows; i++) if (dead[i] === 1) out[at++] = i;
   return out;
