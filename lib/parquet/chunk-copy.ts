@@ -40,12 +40,10 @@ import { CREATED_BY, uuidFieldIds } from './writer.js';
 /**
  * Most bytes one range read fetches. Larger row groups are read in ranges of this size, several at
  * once: one S3 connection carries ~85-90 MB/s (Amazon S3 performance guidelines, which also suggest
- * 8-16 MB byte ranges), so a 128 MB row group read in one request waits ~1.5 s where 16 MiB ranges
- * in parallel take a sixth of it — as long as 8 MiB ranges (fewer first-byte waits), with half the
- * GETs ($0.0004 per 1,000: the proof's re-read of a GB of outputs is ~65 of them, not ~130). Row
- * groups of few-MB files stay one request.
+ * 8-16 MB byte ranges), so a 128 MB row group read in one request waits ~1.5 s where 8 MiB ranges
+ * in parallel take a tenth of it. Row groups of few-MB files stay one request.
  */
-export const RANGE_BYTES = 16 * 1024 * 1024;
+const RANGE_BYTES = 8 * 1024 * 1024;
 /** Ranges of one row group in flight at once. */
 const RANGES_IN_FLIGHT = 8;
 /**

@@ -1,6 +1,6 @@
 /**
  * readChunks (lib/parquet/chunk-copy.ts): a row group's column chunks read in ranges of at most
- * RANGE_BYTES (16 MiB), several at once, a larger chunk's ranges joined; the bytes are the file's.
+ * 8 MiB, several at once, a larger chunk's ranges joined; the bytes are the file's.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { InvalidFileError } from '../../lib/errors.js';
 import type { InputFile } from '../../lib/io/file-io.js';
 import { LocalFileIO } from '../../lib/io/local.js';
-import { RANGE_BYTES, readChunks, type ChunkSpan } from '../../lib/parquet/chunk-copy.js';
+import { readChunks, type ChunkSpan } from '../../lib/parquet/chunk-copy.js';
 
 const MiB = 2 ** 20;
 
@@ -43,13 +43,13 @@ describe('readChunks', () => {
   for (let i = 0; i < bytes.length; i += 4093) bytes[i] = (i * 31) & 0xff;
   bytes.set([0x50, 0x41, 0x52, 0x31], 0);
 
-  it('reads small chunks of one row group together, a large one in parallel ranges of RANGE_BYTES, the bytes exact', async () => {
+  it('reads small chunks of one row group together, a large one in parallel 8 MiB ranges, the bytes exact', async () => {
     const f = file(bytes);
     // Out of file order, as a footer may list them: a 70 MiB chunk between small ones, one past it.
     const spans = [span(4 + 3 * MiB, 73 * MiB + 4), span(4, 4 + MiB), span(4 + MiB, 4 + 3 * MiB), span(73 * MiB + 4, 100 * MiB + 17)];
     const out = await readChunks(f.input, spans);
     spans.forEach((s, k) => expect(Buffer.from(out[k]).equals(Buffer.from(bytes.subarray(s.start, s.end)))).toBe(true));
-    expect(f.reads.every(([a, b]) => b - a <= RANGE_BYTES)).toBe(true);
+    expect(f.reads.every(([a, b]) => b - a <= 8 * MiB)).toBe(true);
     // The first piece starts at byte 0: the magic comes with it.
     expect(f.reads[0][0]).toBe(0);
     expect(f.peak()).toBeGreaterThan(1);
