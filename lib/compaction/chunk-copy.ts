@@ -167,10 +167,14 @@ function pageKeyProbes(filter: DeleteFilter, source: CopySource, schema: StructT
   const probes: PageKeyProbe[] = [];
   for (const set of filter.equalitySets) {
     if (set.fieldIds.length !== 1 || keyColumnProblem(source, schema, set.fieldIds[0]) !== undefined) return undefined;
-    const keys = singleFieldKeys(set.keys);
-    probes.push({ fieldId: set.fieldIds[0], hasLong: (low, high) => keys.hasLong(low, high), hasInt: (v) => keys.hasInt(v), nulls: keys.nulls });
+    probes.push({ fieldId: set.fieldIds[0], keys: singleFieldKeys(set.keys) });
   }
   return probes.length > 0 ? probes : undefined;
+}
+
+/** Whether a task's equality deletes will be probed from its own pages (pageKeyProbes), told from their files' field ids alone. */
+function pageProbed(task: FileScanTask, source: CopySource, schema: StructType): boolean {
+  return task.deletes.equalityDeletes.every((d) => d.file.equalityIds?.length === 1 && keyColumnProblem(source, schema, d.file.equalityIds[0]) === undefined);
 }
 
 /** A footer read handed to a later reader of the same file, which then fetches none of those bytes again. */
@@ -319,25 +323,23 @@ export class ChunkCopy {
     const cache = options.deleteCache ?? new DeleteFileCache();
     const deletedOf = async ({ task, source, read }: (typeof merges)[number]): Promise<MergeInput> => {
       if (!hasDeletes(task)) return { task, source };
-      if (task.deletes.equalityDeletes.length > 0) {
-        const filter = await DeleteFilter.load(io, task.dataFile.filePath, task.deletes, metadata.schemas, cache);
-        const keys = pageKeyProbes(filter, source, options.writeSchema);
-        if (keys) return { task, source, deleted: byRowGroup(source, filter.deletedPositions()), keys };
-      }
-      // Equality deletes are probed on the file's key columns, read as the decoder reads them; the
-      // footer read serves their reader the footer (no second fetch).
-      const files = task.deletes.equalityDeletes.length > 0
+      const filter = await DeleteFilter.load(io, task.dataFile.filePath, task.deletes, metadata.schemas, cache);
+      const keys = pageKeyProbes(filter, source, options.writeSchema);
+      if (keys) return { task, source, deleted: byRowGroup(source, filter.deletedPositions()), keys };
+      // Other equality deletes are probed on the file's key columns, read as the decoder reads them;
+      // the footer read serves their reader the footer (no second fetch).
+      const files = filter.equalitySets.length > 0
         ? new ReadAheadFileIO(io, [footerSeed(task, read)], { files: 1, bytes: read.tail.length })
         : undefined;
       try {
-        return { task, source, deleted: byRowGroup(source, await deletedPositions(files ?? io, metadata, task, { deleteCache: cache })) };
+        return { task, source, deleted: byRowGroup(source, await deletedPositions(files ?? io, metadata, task, { deleteCache: cache, filter })) };
       } finally {
         files?.close();
       }
     };
-    // A key-column probe holds a row group's key columns decoded: fewer of them at once.
-    const probed = merges.filter((m) => m.task.deletes.equalityDeletes.length > 0);
-    // (Those probed from their own pages only load their delete files here, which the cache shares.)
+    // A key-column probe holds a row group's key columns decoded: fewer of them at once. Keys probed
+    // from the file's own pages later are not read here.
+    const probed = merges.filter((m) => m.task.deletes.equalityDeletes.length > 0 && !pageProbed(m.task, m.source, options.writeSchema));
     const byTask = new Map<FileScanTask, MergeInput>();
     for (const m of await mapLimit(probed, EQUALITY_PROBES, deletedOf)) byTask.set(m.task, m);
     for (const m of await mapLimit(merges.filter((x) => !byTask.has(x.task)), FOOTER_READS, deletedOf)) byTask.set(m.task, m);
@@ -500,12 +502,12 @@ export class ChunkCopy {
         const path = locations.newDataLocation(name, folder);
         this.started.push(path);
         const merged = await writeMergedFile(this.io, path, this.template, groups, { ...options, held: this.held, ...(fault ? { fault } : {}) });
-        fault = undefined;
-        // Every row its equality deletes matched (found as it was written): no file to add.
+        // Every row its equality deletes matched (found as it was written): no file to add (and no chunk the fault damaged).
         if (merged.recordCount === 0) {
           await this.io.deleteMany([path]);
           continue;
         }
+        fault = undefined;
         this.merged.push(merged);
         for (const segment of merged.rowGroups.flat()) {
           checkIn.addDigest(segment.digest[0], segment.digest[1], segment.rows);

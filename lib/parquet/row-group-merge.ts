@@ -13,7 +13,8 @@
  * - **Copied**: every page byte for byte, except that pages indexing a dictionary are rewritten
  *   when the sources' dictionaries differ (below).
  *
- * Rows deleted from a source row group (MergePart.deleted) are dropped as its pages are
+ * Rows deleted from a source row group (MergePart.deleted, and those whose one long or int
+ * equality key MergePart.keys holds, read from its own key pages) are dropped as its pages are
  * coalesced: every column of an output row group with deletes is coalesced, non-repeated columns
  * only (deleteProblem), and its statistics follow the live rows (DroppedStatistics).
  *
@@ -515,9 +516,11 @@ export interface MergePart extends CopyPart {
  */
 export interface PageKeyProbe {
   readonly fieldId: number;
-  hasLong(low: number, high: number): boolean;
-  hasInt(v: number): boolean;
-  readonly nulls: boolean;
+  readonly keys: {
+    hasLong(low: number, high: number): boolean;
+    hasInt(v: number): boolean;
+    readonly nulls: boolean;
+  };
 }
 
 /**
@@ -555,11 +558,11 @@ function probedDeletes(part: MergePart, leaves: readonly Leaf[], codecs: readonl
     if (d < 0 || d >= numRows) throw new RleError(`deleted position ${d} is past the row group's ${numRows} rows`);
     dead[d] = 1;
   }
-  for (const probe of part.keys ?? []) {
-    const k = leaves.findIndex((l) => l.fieldId === probe.fieldId);
+  for (const { fieldId, keys } of part.keys ?? []) {
+    const k = leaves.findIndex((l) => l.fieldId === fieldId);
     const leaf = leaves[k];
     const codec = codecs[k];
-    if (!leaf || !codec || leaf.maxRep > 0) throw new RleError(`equality field ${probe.fieldId} cannot be probed from its pages`);
+    if (!leaf || !codec || leaf.maxRep > 0) throw new RleError(`equality field ${fieldId} cannot be probed from its pages`);
     const long = leaf.physical === PhysicalType.INT64;
     const width = long ? 2 : 1;
     const chunk = bytes[k];
@@ -574,7 +577,7 @@ function probedDeletes(part: MergePart, leaves: readonly Leaf[], codecs: readonl
     }
     // Each dictionary entry probed once.
     const dictHits = dict && new Uint8Array(dictSize);
-    if (dict) for (let e = 0; e < dictSize; e++) dictHits![e] = (long ? probe.hasLong(dict[2 * e], dict[2 * e + 1]) : probe.hasInt(dict[e])) ? 1 : 0;
+    if (dict) for (let e = 0; e < dictSize; e++) dictHits![e] = (long ? keys.hasLong(dict[2 * e], dict[2 * e + 1]) : keys.hasInt(dict[e])) ? 1 : 0;
     // Whether the j-th non-null value of the page is a deleted key, for all j at once.
     let hit = new Uint8Array(0);
     let row = 0;
@@ -588,22 +591,26 @@ function probedDeletes(part: MergePart, leaves: readonly Leaf[], codecs: readonl
         for (let j = 0; j < p.nonNull; j++) hit[j] = dictHits[indices[j]];
       } else if (p.encoding === Encoding.PLAIN) {
         const values = words(p.values, p.nonNull * width);
-        if (long) for (let j = 0; j < p.nonNull; j++) hit[j] = probe.hasLong(values[2 * j], values[2 * j + 1]) ? 1 : 0;
-        else for (let j = 0; j < p.nonNull; j++) hit[j] = probe.hasInt(values[j]) ? 1 : 0;
+        if (long) for (let j = 0; j < p.nonNull; j++) hit[j] = keys.hasLong(values[2 * j], values[2 * j + 1]) ? 1 : 0;
+        else for (let j = 0; j < p.nonNull; j++) hit[j] = keys.hasInt(values[j]) ? 1 : 0;
       } else throw new RleError(`column ${k} has values in encoding ${p.encoding}`);
       if (!p.def) {
+        // A required leaf has a value per row (a v2 header counting nulls in one is malformed).
+        if (p.nonNull !== p.numValues) throw new RleError(`column ${k} is required, a page of it holds ${p.nonNull} values for ${p.numValues} rows`);
         for (let i = 0; i < p.numValues; i++) dead[row + i] |= hit[i];
       } else {
         // Runs of def levels: the leaf's maximum is a value, anything under it a null.
-        const nulls = probe.nulls ? 1 : 0;
         let i = row;
         let j = 0;
         for (let r = 0; r < p.def.length; r += 2) {
+          const level = p.def.data[r];
           const count = p.def.data[r + 1];
-          if (p.def.data[r] === leaf.maxDef) {
+          if (level === leaf.maxDef) {
             if (j + count > p.nonNull) throw new RleError(`column ${k} page holds ${p.nonNull} values, its levels more`);
             for (let c = 0; c < count; c++) dead[i++] |= hit[j++];
-          } else for (let c = 0; c < count; c++) dead[i++] |= nulls;
+          } else if (level > leaf.maxDef || level < 0) throw new RleError(`column ${k} has definition level ${level}, its maximum ${leaf.maxDef}`);
+          else if (keys.nulls) for (let c = 0; c < count; c++) dead[i++] = 1;
+          else i += count;
         }
         if (j !== p.nonNull) throw new RleError(`column ${k} page holds ${p.nonNull} values, its levels ${j}`);
       }
@@ -1468,7 +1475,9 @@ function fileFault(path: string, e: unknown, what: string): InvalidFileError {
 /**
  * Writes `rowGroups` (each a list of source row groups, all of sources sharing mergeKey) into one
  * new file at `path`, one output row group per list, streaming: the output row group being built
- * and the source row groups read ahead of it (`reads`) are held.
+ * and the source row groups read ahead of it (`reads`) are held. A source row group left with no
+ * row (its deletes, its key probes, or none to begin with) is left out, and a list of only such
+ * makes no row group: the file may then hold none (recordCount 0), which the caller drops.
  */
 export async function writeMergedFile(
   io: FileIO,

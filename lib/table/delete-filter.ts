@@ -301,8 +301,15 @@ export function singleFieldKeys(sets: readonly ReadonlySet<string>[]): SingleFie
       }
       return answer;
     },
-    hasLong: (low, high) => probes.some((p) => p.hasLong(low, high)),
-    hasInt: (v) => probes.some((p) => p.hasInt(v)),
+    // Loops, not some(): no closure made per row probed.
+    hasLong: (low, high) => {
+      for (const p of probes) if (p.hasLong(low, high)) return true;
+      return false;
+    },
+    hasInt: (v) => {
+      for (const p of probes) if (p.hasInt(v)) return true;
+      return false;
+    },
     nulls: probes.some((p) => p.nulls),
   };
 }

@@ -212,9 +212,11 @@ const PROBE_BATCH_ROWS = 64 * 1024;
  * them but with only the key columns read. What a rewrite that keeps the file's pages drops from them.
  */
 export async function deletedPositions(
-  io: FileIO, metadata: TableMetadata, task: FileScanTask, options: Pick<TaskReadOptions, 'mapping' | 'deleteCache'> = {},
+  io: FileIO, metadata: TableMetadata, task: FileScanTask,
+  options: Pick<TaskReadOptions, 'mapping' | 'deleteCache'> & { readonly filter?: DeleteFilter } = {},
 ): Promise<Float64Array> {
-  const filter = await DeleteFilter.load(io, task.dataFile.filePath, task.deletes, metadata.schemas, options.deleteCache);
+  // A filter the caller loaded already (its deletion vector is not read twice).
+  const filter = options.filter ?? await DeleteFilter.load(io, task.dataFile.filePath, task.deletes, metadata.schemas, options.deleteCache);
   if (filter.equalitySets.length === 0) return filter.deletedPositions();
   const readSchema: StructType = { type: 'struct', fields: projectionOf(filter.equalityFieldIds, metadata.schemas, task.dataFile).fields };
   const deadRows = deadRowMarker(filter, readSchema);
