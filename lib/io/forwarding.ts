@@ -1,4 +1,4 @@
-import type { FileIO, FileInfo, InputFile } from './file-io.js';
+import type { FileIO, FileInfo, InputFile, WriteOptions } from './file-io.js';
 import { rangeInputFile } from './input-file.js';
 
 /**
@@ -29,8 +29,8 @@ export class ForwardingFileIO implements FileIO {
     return this.inner.exists(path);
   }
 
-  write(path: string, data: Uint8Array | AsyncIterable<Uint8Array>): Promise<void> {
-    return this.inner.write(path, data);
+  write(path: string, data: Uint8Array | AsyncIterable<Uint8Array>, options?: WriteOptions): Promise<void> {
+    return this.inner.write(path, data, options);
   }
 
   createIfAbsent(path: string, data: Uint8Array): Promise<void> {

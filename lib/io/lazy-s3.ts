@@ -2,7 +2,7 @@
  * An S3FileIO that loads the AWS SDK on its first call: a command that names an S3 table pays
  * for the SDK, one that reads a local folder (or only prints help) does not.
  */
-import type { FileIO, FileInfo, InputFile } from './file-io.js';
+import type { FileIO, FileInfo, InputFile, WriteOptions } from './file-io.js';
 import { rangeInputFile } from './input-file.js';
 import type { S3FileIO, S3FileIOOptions } from './s3.js';
 
@@ -37,8 +37,8 @@ export class LazyS3FileIO implements FileIO {
     return (await this.s3()).exists(path);
   }
 
-  async write(path: string, data: Uint8Array | AsyncIterable<Uint8Array>): Promise<void> {
-    return (await this.s3()).write(path, data);
+  async write(path: string, data: Uint8Array | AsyncIterable<Uint8Array>, options?: WriteOptions): Promise<void> {
+    return (await this.s3()).write(path, data, options);
   }
 
   async createIfAbsent(path: string, data: Uint8Array): Promise<void> {

@@ -17,7 +17,7 @@ import {
   PackiceError,
   UnsupportedError,
 } from '../errors.js';
-import type { FileIO, FileInfo, InputFile } from './file-io.js';
+import type { FileIO, FileInfo, InputFile, WriteOptions } from './file-io.js';
 import { checkByteRange, existsByStat, rangeInputFile, shortReadError } from './input-file.js';
 import { defaultS3Endpoint, parseS3Location } from './s3-location.js';
 
@@ -254,10 +254,12 @@ export class S3FileIO implements FileIO {
     return existsByStat(this, path);
   }
 
-  async write(path: string, data: Uint8Array | AsyncIterable<Uint8Array>): Promise<void> {
+  async write(path: string, data: Uint8Array | AsyncIterable<Uint8Array>, options: WriteOptions = {}): Promise<void> {
     const { bucket, key } = parseS3Location(path);
+    const partSize = options.partBytes ?? this.partSize;
+    if (partSize < 5 * MIB) throw new UnsupportedError(`S3 multipart parts must be at least 5 MiB, got partBytes ${partSize} writing ${path}`);
     try {
-      if (data instanceof Uint8Array && data.length <= this.partSize) {
+      if (data instanceof Uint8Array && data.length <= partSize) {
         await this.client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: data }));
         return;
       }
@@ -266,7 +268,7 @@ export class S3FileIO implements FileIO {
       const upload = new Upload({
         client: this.client,
         params: { Bucket: bucket, Key: key, Body: data instanceof Uint8Array ? data : Readable.from(data) },
-        partSize: this.partSize,
+        partSize,
         queueSize: this.queueSize,
         leavePartsOnError: false,
       });

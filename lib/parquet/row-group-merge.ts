@@ -46,7 +46,7 @@ import { readWindow, type ReadWindowOptions, type ReadWindowStats } from '../io/
 import { indexById } from '../iceberg/schema.js';
 import { isPrimitive, type PrimitiveType, type StructType } from '../iceberg/types.js';
 import {
-  chunkSpans, damaged, DEFAULT_COPY_READ_BYTES, edit, fileTail, partBytes, readChunks, rereadChunks, schemaSignature,
+  chunkSpans, damaged, DEFAULT_COPY_READ_BYTES, edit, fileTail, OUTPUT_PART_BYTES, partBytes, readChunks, rereadChunks, schemaSignature,
   type ChunkFault, type ChunkSpan, type CopyPart, type CopyReads, type CopySource, type CopyTemplate, type HeldBytes,
 } from './chunk-copy.js';
 import { type ZstdCodec } from './compression-codec.js';
@@ -1604,7 +1604,7 @@ export async function writeMergedFile(
     yield tail.bytes;
   }
 
-  await io.write(path, content());
+  await io.write(path, content(), { partBytes: OUTPUT_PART_BYTES });
   const parsed = decodeFooter(footer!);
   return {
     path, fileSizeInBytes: at, recordCount: rows, splitOffsets: splitOffsets(parsed), footer: parsed, footerBytes: footer!,

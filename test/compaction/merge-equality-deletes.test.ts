@@ -26,12 +26,12 @@ import { planFiles } from '../../lib/iceberg/scan-planning.js';
 import type { Row } from '../../lib/iceberg/values.js';
 import { parseS3Location } from '../../lib/io/index.js';
 import { S3FileIO } from '../../lib/io/s3.js';
-import type { InputFile } from '../../lib/io/file-io.js';
 import { LocalFileIO } from '../../lib/io/local.js';
 import { S3RequestCounter } from '../../lib/io/s3-requests.js';
 import { appendRows, commitChanges, createNewTable, deleteByEquality, deleteRows, updateSchema } from '../../lib/table/operations.js';
 import { checkMap, expectDecodedMetrics, tableRows, withProperties } from '../support/chunk-copy-table.js';
 import { planAll } from '../support/compaction.js';
+import { CountingIO } from '../support/counting-io.js';
 import { FLAT_SCHEMA, flatRow, flatTable, MERGE } from '../support/flat-table.js';
 import { tempDir } from '../support/fixtures.js';
 import { freshBucket, testS3Endpoint } from '../support/s3.js';
@@ -53,24 +53,6 @@ async function rewriteAll(t: Table): Promise<{ plan: Awaited<ReturnType<typeof p
   const results: GroupResult[] = [];
   for (const g of plan.groups) results.push(await rewriteGroup(t.io, t.metadata, plan, g));
   return { plan, results };
-}
-
-/** Local files, counting the reads of each. */
-class ReadCountingIO extends LocalFileIO {
-  readonly reads = new Map<string, number>();
-
-  override newInputFile(path: string, knownLength?: number): InputFile {
-    const file = super.newInputFile(path, knownLength);
-    const reads = this.reads;
-    return {
-      path: file.path,
-      length: () => file.length(),
-      read: (from, to) => {
-        reads.set(path, (reads.get(path) ?? 0) + 1);
-        return file.read(from, to);
-      },
-    };
-  }
 }
 
 /** A group rewritten merged (every input) and decoded (merge-deletes off): the same rows out, each proved. */
@@ -260,7 +242,7 @@ describe('equality deletes on a field inside a struct (a delete file laid out as
     };
     // Writer defaults (dictionaries), and small pages without dictionaries (plain values over many pages).
     for (const [name, props] of [['dictionary', {}], ['plain', { 'write.parquet.page-size-bytes': '1024', 'write.parquet.dict-size-bytes': '8' }]] as const) {
-      const counted = new ReadCountingIO();
+      const counted = new CountingIO(new LocalFileIO());
       let t = await createNewTable(counted, join(tempDir(), `page-keys-${name}`), {
         formatVersion: 2, schema, partitionFields: [{ sourceId: 2, name: 'part', transform: { kind: 'identity' } }],
         properties: { ...MERGE, 'write.parquet.compression-codec': 'uncompressed', ...props },
@@ -286,9 +268,9 @@ describe('equality deletes on a field inside a struct (a delete file laid out as
       const results: GroupResult[] = [];
       for (const g of plan.groups) {
         // Each input read twice: its footer read (its last 64 KiB), then its row group; never its key column apart.
-        counted.reads.clear();
+        counted.ranges.length = 0;
         await rewriteGroup(counted, t.metadata, plan, g);
-        for (const input of g.inputs) expect(counted.reads.get(input.file.filePath)).toBe(2);
+        for (const input of g.inputs) expect(counted.readsOf(input.file.filePath)).toHaveLength(2);
         const { merged, decoded } = await mergedAndDecoded(t, plan, g);
         const gone = g.partition.part === 'gone';
         expect(merged.outputs).toHaveLength(gone ? 0 : 1);

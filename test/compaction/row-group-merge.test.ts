@@ -15,6 +15,7 @@ import { fileIOFor } from '../../lib/io/index.js';
 import { LocalFileIO } from '../../lib/io/local.js';
 import { currentSchema, type TableMetadata } from '../../lib/iceberg/table-metadata.js';
 import { planFiles } from '../../lib/iceberg/scan-planning.js';
+import { OUTPUT_PART_BYTES } from '../../lib/parquet/chunk-copy.js';
 import { readFooter } from '../../lib/parquet/footer.js';
 import { appendRows } from '../../lib/table/operations.js';
 import { checkMap, chunkCopyRow, chunkCopyTable, expectDecodedMetrics, tableRows, withProperties } from '../support/chunk-copy-table.js';
@@ -132,6 +133,27 @@ describe('row-group merge: the proof catches damaged bytes', () => {
       expect(listTree(t.location)).toEqual(tree);
     });
   }
+});
+
+describe('row-group merge: outputs', () => {
+  it('copied and merged outputs are written in OUTPUT_PART_BYTES multipart parts', async () => {
+    const kinds = new Set<string>();
+    // Merged (the floors of MERGE), then copied (a copy floor of one byte).
+    for (const properties of [MERGE, { [COPY_MIN_ROW_GROUP_BYTES_PROPERTY]: '1' }]) {
+      const counted = new CountingIO(new LocalFileIO());
+      const t = await chunkCopyTable(counted, 3, 40, { properties });
+      const plan = await planAll(counted, t.metadata);
+      counted.writes.length = 0;
+      const results: GroupResult[] = [];
+      for (const g of plan.groups) results.push(await rewriteGroup(counted, t.metadata, plan, g));
+      const outputs = new Set(results.flatMap((r) => r.outputs.map((o) => o.filePath)));
+      for (const o of outputs) kinds.add(/-(copy|merge)-/.exec(o)?.[1] ?? 'decoded');
+      const written = counted.writes.filter((w) => outputs.has(w.path));
+      expect(written.map((w) => w.path).sort()).toEqual([...outputs].sort());
+      expect(written.every((w) => w.options?.partBytes === OUTPUT_PART_BYTES)).toBe(true);
+    }
+    expect([...kinds].sort()).toEqual(['copy', 'merge']);
+  });
 });
 
 describe('row-group merge on S3 (moto)', () => {

@@ -229,6 +229,17 @@ describe('multipart part size and request counts', () => {
     for (let i = 0; i < mib * 4; i++) yield new Uint8Array(256 * 1024).fill(i & 0xff);
   }
 
+  it('a write may ask for its own part size (partBytes): 12 MiB in 6 MiB parts is 2 parts; under 5 MiB is refused', async () => {
+    const s3 = new S3FileIO({ endpoint: testS3Endpoint() });
+    const logged = new S3RequestCounter(s3.client, { log: true });
+    const path = `s3://${bucket}/parts/asked.bin`;
+    await s3.write(path, stream(12), { partBytes: 6 * MIB });
+    expect(logged.requests().filter((r) => r.command === 'UploadPartCommand').map((r) => r.bytes)).toEqual([6 * MIB, 6 * MIB]);
+    expect((await s3.read(path)).length).toBe(12 * MIB);
+    await expect(s3.write(path, stream(1), { partBytes: 4 * MIB })).rejects.toThrow(/at least 5 MiB, got partBytes 4194304 writing s3:\/\/.*asked\.bin/);
+    await s3.deleteMany([path]);
+  });
+
   it('uploads in 32 MiB parts by default: a 33 MiB stream is 2 parts, billed as 4 PUTs', async () => {
     const s3 = new S3FileIO({ endpoint: testS3Endpoint() });
     const counter = new S3RequestCounter(s3.client);

@@ -1,4 +1,4 @@
-import type { FileIO } from '../../lib/io/file-io.js';
+import type { FileIO, WriteOptions } from '../../lib/io/file-io.js';
 import { ForwardingFileIO } from '../../lib/io/forwarding.js';
 
 /** One range read that reached the FileIO underneath. */
@@ -14,6 +14,8 @@ export interface RangeRead {
  */
 export class CountingIO extends ForwardingFileIO {
   readonly ranges: RangeRead[] = [];
+  /** Every write passed on, with the options it asked for. */
+  readonly writes: { readonly path: string; readonly options: WriteOptions | undefined }[] = [];
   inFlight = 0;
   inFlightBytes = 0;
   maxInFlight = 0;
@@ -38,6 +40,11 @@ export class CountingIO extends ForwardingFileIO {
       this.inFlightBytes -= end - start;
       if (this.inFlight === 0) for (const wake of this.idle.splice(0)) wake();
     }
+  }
+
+  override write(path: string, data: Uint8Array | AsyncIterable<Uint8Array>, options?: WriteOptions): Promise<void> {
+    this.writes.push({ path, options });
+    return this.inner.write(path, data, options);
   }
 
   /** Resolves once no counted read is in flight. */

@@ -5,7 +5,7 @@
  * `s3.session-token`, `s3.endpoint`, `s3.region` or `client.region`, `s3.path-style-access`), and
  * then S3 is reached with those instead of the default chain. Each load hands the newest ones.
  */
-import type { FileIO, FileInfo, InputFile } from '../../io/file-io.js';
+import type { FileIO, FileInfo, InputFile, WriteOptions } from '../../io/file-io.js';
 import { fileIOFor, LazyS3FileIO, rangeInputFile } from '../../io/index.js';
 import { isS3Path } from '../../io/path.js';
 
@@ -76,8 +76,8 @@ export class VendedFileIO implements FileIO {
     return this.of(path).exists(path);
   }
 
-  write(path: string, data: Uint8Array | AsyncIterable<Uint8Array>): Promise<void> {
-    return this.of(path).write(path, data);
+  write(path: string, data: Uint8Array | AsyncIterable<Uint8Array>, options?: WriteOptions): Promise<void> {
+    return this.of(path).write(path, data, options);
   }
 
   createIfAbsent(path: string, data: Uint8Array): Promise<void> {
