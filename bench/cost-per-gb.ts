@@ -47,6 +47,7 @@ import { DEFAULT_TARGET_FILE_SIZE_BYTES, POLICY_DEFAULTS } from '../lib/compacti
 import { rewriteGroup } from '../lib/compaction/rewriter.js';
 import { LazyS3FileIO, parseS3Location } from '../lib/io/index.js';
 import { S3RequestCounter } from '../lib/io/s3-requests.js';
+import { DEFAULT_PART_SIZE } from '../lib/io/s3.js';
 import { deleteByEquality, deleteRows } from '../lib/table/operations.js';
 import { relocateTable } from '../lib/table/relocate.js';
 import { createBucket, startMoto, TEST_AWS_ENV } from '../test/support/moto.js';
@@ -285,9 +286,12 @@ function report(runs: Map<string, Run[]>, loadBefore: string, loadAfter: string,
     const perGb = 1e9 / bytesIn;
     const inputGets = trace.inputFirst.length + trace.inputLater.length;
     const getsPerGb = (inputGets / filesIn) * filesPerGb + (Number(info.gets) - inputGets) * perGb;
+    // Parts as large as the run's own largest (the checkout's part size: outputs in several parts fill all but their last).
+    const multipart = trace.outputs.filter((o) => o.parts.length > 1).flatMap((o) => o.parts);
+    const partBytes = multipart.length > 0 ? Math.max(...multipart) : DEFAULT_PART_SIZE;
     const measured = {
       bytesIn, filesIn, cpuS, waitS, getsPerGb,
-      putsPerGb: putsPerGb(POLICY_DEFAULTS.maxGroupBytes, Number(info.bytesOut) / bytesIn, DEFAULT_TARGET_FILE_SIZE_BYTES),
+      putsPerGb: putsPerGb(POLICY_DEFAULTS.maxGroupBytes, Number(info.bytesOut) / bytesIn, DEFAULT_TARGET_FILE_SIZE_BYTES, partBytes),
       groupBytes: POLICY_DEFAULTS.maxGroupBytes,
     };
     const rss = Math.max(...rs.map((x) => Math.round(x.r.maxRssKiB / 1024)));

@@ -247,15 +247,15 @@ export function measuredCostPerGb(w: MeasuredWorkload, memoryMb: number, vcpus: 
 
 /**
  * PUTs per GB in production: a group of `groupBytes` writes `outRatio` of it into outputs of
- * `targetBytes` (the last one smaller), each one PutObject up to a part, else its parts + create +
- * complete, and one compaction map.
+ * `targetBytes` (the last one smaller), each one PutObject up to a part of `partBytes`, else its
+ * parts + create + complete, and one compaction map.
  */
-export function putsPerGb(groupBytes: number, outRatio: number, targetBytes: number): number {
+export function putsPerGb(groupBytes: number, outRatio: number, targetBytes: number, partBytes = DEFAULT_PART_SIZE): number {
   let out = groupBytes * outRatio;
   let puts = 1;
   while (out > 0) {
     const size = Math.min(out, targetBytes);
-    puts += size <= DEFAULT_PART_SIZE ? 1 : Math.ceil(size / DEFAULT_PART_SIZE) + 2;
+    puts += size <= partBytes ? 1 : Math.ceil(size / partBytes) + 2;
     out -= size;
   }
   return (puts * GB) / groupBytes;
