@@ -13,7 +13,7 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { EXEC_WRAPPER, IcebergMaintenance, LAZY_MODULES, lazyModuleFile, STEPS, WASM_FILES, WASM_STEPS, WORKER_BUNDLES, type Step } from '../../cdk/iceberg-maintenance.js';
+import { EXEC_WRAPPER, IcebergMaintenance, LAZY_MODULES, lazyModuleFile, STEPS, WASM_FILES, WASM_STEPS, WORKER_BUNDLES, type IcebergMaintenanceProps, type Step } from '../../cdk/iceberg-maintenance.js';
 import { EXAMPLE_TABLE_LOCATIONS, PackiceStack, tableLocationsFromContext } from '../../cdk/packice-stack.js';
 import { randomUUID } from 'node:crypto';
 import { CreateStateMachineCommand, DescribeExecutionCommand, ListExecutionsCommand, SFNClient } from '@aws-sdk/client-sfn';
@@ -359,6 +359,21 @@ describe('IcebergMaintenance template', () => {
     expect(work('plan')).toEqual([`<${workBucket}.Arn>/packice/plans/*`]);
     expect(work('commit')).toEqual([`<${workBucket}.Arn>/packice/plans/*`, `<${workBucket}.Arn>/packice/map-results/*`, `<${workBucket}.Arn>/packice/reports/*`]);
     for (const step of ['rewrite', 'trigger', 'expire', 'orphans'] as const) expect(work(step)).toEqual([]);
+  });
+
+  it('gives the rewrite function one vCPU (1,769 MB) and the others 2,048 MB when no memory is set; a set memorySize reaches the rewrite too', () => {
+    const memory = (props: Partial<IcebergMaintenanceProps>): Record<string, number> => {
+      const stack = new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Memory');
+      new IcebergMaintenance(stack, 'Maintenance', { tables: [{ location: 's3://lake-m/t' }], ...props });
+      const all = Object.values(Template.fromStack(stack).toJSON().Resources as Record<string, Resource>);
+      return Object.fromEntries(
+        all.filter((r) => r.Type === 'AWS::Lambda::Function' && String(r.Properties.Description).startsWith('packice maintenance: '))
+          .map((r) => [String(r.Properties.Description).slice('packice maintenance: '.length), r.Properties.MemorySize as number]),
+      );
+    };
+    expect(memory({})).toEqual({ plan: 2048, rewrite: 1769, commit: 2048, trigger: 2048, expire: 2048, orphans: 2048 });
+    expect(memory({ memorySize: 3008 }).rewrite).toBe(3008);
+    expect(memory({ memorySize: 3008, rewriteMemorySize: 1769 })).toMatchObject({ plan: 3008, rewrite: 1769 });
   });
 
   it('grants the tables\' KMS keys: decrypt to the readers, encrypt and decrypt to the writers', () => {
