@@ -22,7 +22,8 @@ export interface InputFile {
 export interface WriteOptions {
   /**
    * Bytes per multipart part of a streamed write (S3; at least 5 MiB): larger parts are fewer PUTs
-   * ($0.005 per 1,000) for as many bytes in flight × parts held. Default: the FileIO's own.
+   * ($0.005 per 1,000) for as many bytes in flight × parts held. Default: the FileIO's own; a part
+   * size the FileIO was configured with (S3FileIOOptions.partSize, PACKICE_S3_PART_SIZE_MIB) wins.
    */
   readonly partBytes?: number;
 }

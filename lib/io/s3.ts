@@ -188,12 +188,16 @@ export class S3FileIO implements FileIO {
   /** Named in errors; undefined for AWS. */
   private readonly endpoint: string | undefined;
   private readonly partSize: number;
+  /** Whether partSize was chosen (option or env): then it wins over a write's partBytes. */
+  private readonly partSizeChosen: boolean;
   private readonly queueSize: number;
 
   constructor(options: S3FileIOOptions = {}) {
     this.client = options.client ?? createS3Client(options);
     this.endpoint = options.client ? undefined : options.endpoint || defaultS3Endpoint();
-    this.partSize = options.partSize ?? partSizeFromEnv() ?? DEFAULT_PART_SIZE;
+    const chosen = options.partSize ?? partSizeFromEnv();
+    this.partSize = chosen ?? DEFAULT_PART_SIZE;
+    this.partSizeChosen = chosen !== undefined;
     this.queueSize = options.queueSize ?? DEFAULT_QUEUE_SIZE;
     if (this.partSize < 5 * MIB) {
       throw new UnsupportedError(`S3 multipart parts must be at least 5 MiB, got partSize ${this.partSize}`);
@@ -256,7 +260,8 @@ export class S3FileIO implements FileIO {
 
   async write(path: string, data: Uint8Array | AsyncIterable<Uint8Array>, options: WriteOptions = {}): Promise<void> {
     const { bucket, key } = parseS3Location(path);
-    const partSize = options.partBytes ?? this.partSize;
+    // A part size the user chose (say, to bound memory) wins over the writer's preference.
+    const partSize = this.partSizeChosen ? this.partSize : options.partBytes ?? this.partSize;
     if (partSize < 5 * MIB) throw new UnsupportedError(`S3 multipart parts must be at least 5 MiB, got partBytes ${partSize} writing ${path}`);
     try {
       if (data instanceof Uint8Array && data.length <= partSize) {

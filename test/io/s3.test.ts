@@ -277,6 +277,10 @@ describe('multipart part size and request counts', () => {
       const counter = new S3RequestCounter(s3.client);
       await s3.write(`s3://${bucket}/parts/eight.bin`, stream(33));
       expect(counter.counts().byCommand.UploadPartCommand).toBe(5);
+      // A part size chosen so wins over a write's own (a copied or merged output's 64 MiB).
+      counter.reset();
+      await s3.write(`s3://${bucket}/parts/eight.bin`, stream(33), { partBytes: 64 * MIB });
+      expect(counter.counts().byCommand.UploadPartCommand).toBe(5);
       process.env.PACKICE_S3_PART_SIZE_MIB = 'big';
       expect(() => new S3FileIO({ endpoint: testS3Endpoint() })).toThrow(/PACKICE_S3_PART_SIZE_MIB must be a number of MiB/);
       process.env.PACKICE_S3_PART_SIZE_MIB = '4';
