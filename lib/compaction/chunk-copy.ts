@@ -163,16 +163,13 @@ function byRowGroup(source: CopySource, positions: Float64Array): (Int32Array | 
  * column (keyColumnProblem); else undefined, and its key columns are read to find the rows
  * (deletedPositions). Either way a key is matched as the decoder matches it (singleFieldKeys).
  */
-function pageKeyProbes(filter: DeleteFilter, source: CopySource, schema: StructType): PageKeyProbe[] | undefined {
-  const probes: PageKeyProbe[] = [];
-  for (const set of filter.equalitySets) {
-    if (set.fieldIds.length !== 1 || keyColumnProblem(source, schema, set.fieldIds[0]) !== undefined) return undefined;
-    probes.push({ fieldId: set.fieldIds[0], keys: singleFieldKeys(set.keys) });
-  }
-  return probes.length > 0 ? probes : undefined;
+function pageKeyProbes(filter: DeleteFilter, task: FileScanTask, source: CopySource, schema: StructType): PageKeyProbe[] | undefined {
+  if (filter.equalitySets.length === 0 || !pageProbed(task, source, schema)) return undefined;
+  // Each set holds the delete files of one list of field ids: one id here (pageProbed).
+  return filter.equalitySets.map((set) => ({ fieldId: set.fieldIds[0], keys: singleFieldKeys(set.keys) }));
 }
 
-/** Whether a task's equality deletes will be probed from its own pages (pageKeyProbes), told from their files' field ids alone. */
+/** Whether a task's equality deletes are probed from its own pages (pageKeyProbes), told from their files' field ids alone. */
 function pageProbed(task: FileScanTask, source: CopySource, schema: StructType): boolean {
   return task.deletes.equalityDeletes.every((d) => d.file.equalityIds?.length === 1 && keyColumnProblem(source, schema, d.file.equalityIds[0]) === undefined);
 }
@@ -324,7 +321,7 @@ export class ChunkCopy {
     const deletedOf = async ({ task, source, read }: (typeof merges)[number]): Promise<MergeInput> => {
       if (!hasDeletes(task)) return { task, source };
       const filter = await DeleteFilter.load(io, task.dataFile.filePath, task.deletes, metadata.schemas, cache);
-      const keys = pageKeyProbes(filter, source, options.writeSchema);
+      const keys = pageKeyProbes(filter, task, source, options.writeSchema);
       if (keys) return { task, source, deleted: byRowGroup(source, filter.deletedPositions()), keys };
       // Other equality deletes are probed on the file's key columns, read as the decoder reads them;
       // the footer read serves their reader the footer (no second fetch).

@@ -237,6 +237,25 @@ function plainValues(bytes: Uint8Array, count: number, leaf: Leaf): PlainValues 
   return { bytes, offsets, prefix: 0 };
 }
 
+/** A chunk's dictionary page (its first page, when it is one), else undefined. */
+function dictionaryPageOf(pages: readonly Page[]): Page | undefined {
+  return pages[0]?.type === PageType.DICTIONARY_PAGE ? pages[0] : undefined;
+}
+
+/** A dictionary page's values, decompressed, and how many its header says it holds. */
+function dictionaryBytes(chunk: Uint8Array, page: Page, codec: PageCodec): { bytes: Uint8Array; count: number } {
+  return {
+    bytes: codec.decompress(chunk.subarray(page.payloadStart, page.end), page.uncompressedSize),
+    count: typedNumber(typedField(headerStruct(page, PAGE.DICTIONARY), 1)),
+  };
+}
+
+/** A dictionary page's values as plain values of `leaf`. */
+function dictionaryValues(chunk: Uint8Array, page: Page, codec: PageCodec, leaf: Leaf): PlainValues {
+  const { bytes, count } = dictionaryBytes(chunk, page, codec);
+  return plainValues(bytes, count, leaf);
+}
+
 /** The plain encoding of `dict[indices[0..n)]`. */
 function gather(dict: PlainValues, indices: Int32Array, n: number): Uint8Array {
   const { bytes, offsets } = dict;
@@ -566,14 +585,14 @@ function probedDeletes(part: MergePart, leaves: readonly Leaf[], codecs: readonl
     const long = leaf.physical === PhysicalType.INT64;
     const width = long ? 2 : 1;
     const chunk = bytes[k];
-    let next = 0;
+    const dictPage = dictionaryPageOf(pages[k]);
+    const next = dictPage ? 1 : 0;
     let dict: Int32Array | undefined;
     let dictSize = 0;
-    if (pages[k][0]?.type === PageType.DICTIONARY_PAGE) {
-      const d = pages[k][0];
-      dictSize = typedNumber(typedField(headerStruct(d, PAGE.DICTIONARY), 1));
-      dict = words(codec.decompress(chunk.subarray(d.payloadStart, d.end), d.uncompressedSize), dictSize * width);
-      next = 1;
+    if (dictPage) {
+      const { bytes: plain, count } = dictionaryBytes(chunk, dictPage, codec);
+      dictSize = count;
+      dict = words(plain, count * width);
     }
     // Each dictionary entry probed once.
     const dictHits = dict && new Uint8Array(dictSize);
@@ -738,17 +757,12 @@ function mergeColumn(
     const key = `${type} ${encoding}`;
     stats.set(key, (stats.get(key) ?? 0) + 1);
   };
-  const dicts = groups.map((g) => (g.pages[k][0]?.type === PageType.DICTIONARY_PAGE ? g.pages[k][0] : undefined));
+  const dicts = groups.map((g) => dictionaryPageOf(g.pages[k]));
   const anyDict = dicts.some((d) => d !== undefined);
   if (anyDict && !codec) throw new RleError('no codec to rewrite dictionary pages');
 
   // The sources' dictionaries, and whether their union fits: merged, or the indexed pages go PLAIN.
-  const decoded: (PlainValues | undefined)[] = dicts.map((d, i) => inSource(groups[i], k, () => {
-    if (!d) return undefined;
-    const h = headerStruct(d, PAGE.DICTIONARY);
-    const payload = groups[i].bytes[k].subarray(d.payloadStart, d.end);
-    return plainValues(codec!.decompress(payload, d.uncompressedSize), typedNumber(typedField(h, 1)), leaf);
-  }));
+  const decoded: (PlainValues | undefined)[] = dicts.map((d, i) => inSource(groups[i], k, () => d && dictionaryValues(groups[i].bytes[k], d, codec!, leaf)));
   const union = anyDict ? dictionaryUnion(decoded, decoded.map((d) => d && fingerprints(d)), options.dictionaryBytes) : undefined;
   const remaps = union?.remaps ?? [];
   const merged = union?.values;
@@ -1074,10 +1088,8 @@ function coalesceColumn(
     const key = `${type} ${encoding}`;
     stats.set(key, (stats.get(key) ?? 0) + 1);
   };
-  const dictPages = groups.map((g) => (g.pages[k][0]?.type === PageType.DICTIONARY_PAGE ? g.pages[k][0] : undefined));
-  const decoded = dictPages.map((d, i) => inSource(groups[i], k, () =>
-    d && plainValues(codec.decompress(groups[i].bytes[k].subarray(d.payloadStart, d.end), d.uncompressedSize), typedNumber(typedField(headerStruct(d, PAGE.DICTIONARY), 1)), leaf),
-  ));
+  const dictPages = groups.map((g) => dictionaryPageOf(g.pages[k]));
+  const decoded = dictPages.map((d, i) => inSource(groups[i], k, () => d && dictionaryValues(groups[i].bytes[k], d, codec, leaf)));
   const data = groups.map((g, i) => (dictPages[i] ? g.pages[k].slice(1) : g.pages[k]));
   const allIndexed = data.every((ps, i) => decoded[i] !== undefined && ps.every((p) => isDictionaryEncoding(encodingOf(p))));
   const first = data.find((ps) => ps.length > 0)?.[0];
@@ -1641,10 +1653,10 @@ function segmentDigests(
     const pages = readPages(chunk, 0, chunk.length);
     let dict: PlainValues | undefined;
     let next = 0;
-    if (pages[0]?.type === PageType.DICTIONARY_PAGE) {
-      const d = pages[0];
+    const d = dictionaryPageOf(pages);
+    if (d) {
       if (!codecs[k]) throw new RleError('no codec to read the dictionary page');
-      dict = plainValues(codecs[k]!.decompress(chunk.subarray(d.payloadStart, d.end), d.uncompressedSize), typedNumber(typedField(headerStruct(d, PAGE.DICTIONARY), 1)), leaf);
+      dict = dictionaryValues(chunk, d, codecs[k]!, leaf);
       next = 1;
     }
     if (segments.length > 0 && isCoalesced(segments[0].modes[k])) {
