@@ -23,7 +23,22 @@
  * (bench/lambda-cost.ts s3WaitSeconds: 85 MB/s per connection, 30 ms first byte). moto's own
  * time is not used: it answers from Python on the same 2 CPUs.
  *
- *   [BASE=<another checkout>] npx tsx bench/cost-per-gb.ts [rounds=3] [--append [small,copy,deletes,eqdeletes]]
+ * LINK=measured (default LINK=model) measures that wait as well: the children (BASE's too) talk https
+ * to bench/s3-link.ts, a proxy in this process in front of moto that gives each connection S3_LINK's
+ * first-byte latency and bandwidth each way, and the S3 wait measured is max(0, wall − CPU) of
+ * `rewriteGroup` (one thread, `decodeWorkers: 0`: what the code does not overlap with its CPU),
+ * median over the rounds; it is shown next to the model's and billed as CPU + measured wait. Over
+ * https the client sends UNSIGNED-PAYLOAD and pays TLS as on AWS, so CPU-s differ a little from
+ * LINK=model's (plain http, bodies hashed for SigV4). Caveats: moto and the proxy run on the
+ * machine's other CPU beside the child, so a loaded machine, or moto answering later than the
+ * first-byte latency (the table's "moto late s", with moto's and the link's CPU-s), lengthens wall
+ * time: the measured wait errs on the expensive side, and where moto is slower than the link it
+ * measures moto (compare LINK=model's wall − CPU, moto with no link at all). The child's helper
+ * threads (GC) may run beside its main thread, which a one-vCPU Lambda would not let them.
+ * Connection set-up and 100-continue exchanges (the SDK opens a connection of its own for each PUT
+ * body of 2 MiB or more) cost loopback time only. The tables are still copied to moto directly.
+ *
+ *   [BASE=<another checkout>] [LINK=model|measured] npx tsx bench/cost-per-gb.ts [rounds=3] [--append [small,copy,deletes,eqdeletes]]
  *
  * With BASE (a checkout with node_modules, e.g. `git archive main` plus a node_modules link), each round
  * also runs that checkout's own `bench/cost-per-gb.ts --phase` on the same tables, interleaved with this
@@ -57,6 +72,7 @@ import {
   costRows, measuredCostPerGb, putsPerGb, S3_LINK, s3TablesPerGb, s3WaitSeconds, type LambdaCost, type RequestTrace, type RewritePath,
 } from './lambda-cost.js';
 import { lambdaNodeFlags, loadAverage, machine, median, nodeChildArgs, REPO_ROOT, type PhaseResult } from './report.js';
+import { lateSeconds, linkStatsSince, startS3Link, type LinkStats } from './s3-link.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
 const CACHE = join(REPO_ROOT, '.cache', 'bench');
@@ -205,7 +221,40 @@ async function rewritePhase(location: string, endpoint: string): Promise<void> {
 interface Run {
   readonly r: PhaseResult;
   readonly load: string;
+  /** LINK=measured: what went through the link while the child ran. */
+  readonly link?: LinkStats;
+  /** CPU seconds moto and this process (the link, LINK=measured) spent while the child ran: do they crowd the other CPU? */
+  readonly beside?: { readonly motoCpuS: number; readonly parentCpuS: number };
 }
+
+/** How the S3 wait is had: modelled from the requests (LINK=model), or also measured through bench/s3-link.ts. */
+type LinkMode = 'model' | 'measured';
+
+interface SavedRuns {
+  readonly loadBefore: string;
+  /** Absent in files from before LINK: 'model'. */
+  readonly link?: LinkMode;
+  readonly runs: Record<string, Run[]>;
+}
+
+function linkMode(): LinkMode {
+  const v = process.env.LINK ?? 'model';
+  if (v !== 'model' && v !== 'measured') throw new Error(`LINK must be model or measured, got "${v}"`);
+  return v;
+}
+
+/** CPU seconds of process `pid` so far, all its threads (Linux /proc: utime + stime in ticks of 1/100 s); NaN elsewhere. */
+function processCpuS(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+/** The S3 wait a run measured: its wall time not spent on CPU (one thread). */
+const measuredWait = (r: PhaseResult): number => Math.max(0, r.wallS[0] - r.cpuS[0]);
 
 /** The checkout measured beside this one (BASE), and the workloads it runs. */
 const BASE = process.env.BASE;
@@ -229,9 +278,18 @@ async function main(): Promise<void> {
   const chosen = WORKLOADS.filter((w) => only.has(w.name));
   await buildTables(chosen);
   Object.assign(process.env, TEST_AWS_ENV);
-  const saved = append ? (JSON.parse(readFileSync(RUNS_FILE, 'utf8')) as { loadBefore: string; runs: Record<string, Run[]> }) : undefined;
+  const saved = append ? (JSON.parse(readFileSync(RUNS_FILE, 'utf8')) as SavedRuns) : undefined;
+  const mode = linkMode();
+  if (saved && (saved.link ?? 'model') !== mode) throw new Error(`--append: the saved runs are LINK=${saved.link ?? 'model'}, this is LINK=${mode}`);
   const loadBefore = saved?.loadBefore ?? loadAverage();
   const moto = await startMoto();
+  const link = mode === 'measured' ? await startS3Link(moto.endpoint).catch(async (e: unknown) => {
+    await moto.stop();
+    throw e;
+  }) : undefined;
+  // The children's endpoint; the tables are copied to moto directly (setup is not measured).
+  const endpoint = link?.endpoint ?? moto.endpoint;
+  const env = link ? { ...process.env, NODE_EXTRA_CA_CERTS: link.certPath } : process.env;
   const runs = new Map<string, Run[]>([...WORKLOADS.map((w) => w.name), ...(BASE ? WORKLOADS.map((w) => baseKey(w.name)) : [])].map((k) => [k, saved?.runs[k] ?? []]));
   try {
     const bucket = `cost-${process.pid}`;
@@ -248,32 +306,43 @@ async function main(): Promise<void> {
         // Interleaved: this checkout first in even rounds, the base first in odd ones.
         for (const [key, script] of k % 2 === 0 ? scripts : [...scripts].reverse()) {
           const load = loadAverage();
-          const [cmd, args] = nodeChildArgs(script, ['--phase', `s3://${bucket}/${w.name}`, moto.endpoint], lambdaNodeFlags());
-          // Not spawnSync: this process must keep draining moto's output while the child runs.
-          const child = await execFileAsync(cmd, args, { cwd: REPO_ROOT, maxBuffer: 256 * 2 ** 20 }).catch((e: unknown) => {
+          const [cmd, args] = nodeChildArgs(script, ['--phase', `s3://${bucket}/${w.name}`, endpoint], lambdaNodeFlags());
+          const before = link && structuredClone(link.stats);
+          const [moto0, parent0] = [processCpuS(moto.pid), process.cpuUsage()];
+          // Not spawnSync: this process must keep draining moto's output (and serve the link) while the child runs.
+          const child = await execFileAsync(cmd, args, { cwd: REPO_ROOT, env, maxBuffer: 256 * 2 ** 20 }).catch((e: unknown) => {
             throw new Error(`${key} rewrite failed: ${String(e)}`);
           });
           const r = JSON.parse(child.stdout.trim().split('\n').pop() ?? '') as PhaseResult;
-          runs.get(key)!.push({ r, load });
-          writeFileSync(RUNS_FILE, JSON.stringify({ loadBefore, runs: Object.fromEntries(runs) }));
-          console.error(`round ${k + 1} ${key}: ${r.cpuS[0].toFixed(2)} CPU-s, ${r.wallS[0].toFixed(2)} s wall, ${r.info?.gets} GETs, ${r.info?.puts} PUTs ${r.info?.byCommand} (load ${load})`);
+          const parent = process.cpuUsage(parent0);
+          const beside = { motoCpuS: +(processCpuS(moto.pid) - moto0).toFixed(2), parentCpuS: +((parent.user + parent.system) / 1e6).toFixed(2) };
+          const stats = link && before ? linkStatsSince(link.stats, before) : undefined;
+          runs.get(key)!.push({ r, load, beside, ...(stats ? { link: stats } : {}) });
+          writeFileSync(RUNS_FILE, JSON.stringify({ loadBefore, link: mode, runs: Object.fromEntries(runs) } satisfies SavedRuns));
+          const through = stats ? `; link: ${stats.tlsRequests}/${stats.requests} requests over TLS, ${JSON.stringify(stats.payloads)}, moto late ${JSON.stringify(stats.late)}` : '';
+          console.error(`round ${k + 1} ${key}: ${r.cpuS[0].toFixed(2)} CPU-s, ${r.wallS[0].toFixed(2)} s wall, ${r.info?.gets} GETs, ${r.info?.puts} PUTs ${r.info?.byCommand} (load ${load}); beside it moto ${beside.motoCpuS} CPU-s, this process ${beside.parentCpuS} CPU-s${through}`);
         }
       }
     }
   } finally {
+    await link?.stop();
     await moto.stop();
   }
-  report(runs, loadBefore, loadAverage(), await baseWaitModel());
+  report(runs, loadBefore, loadAverage(), await baseWaitModel(), mode);
 }
 
-function report(runs: Map<string, Run[]>, loadBefore: string, loadAfter: string, baseWait: WaitModel | undefined): void {
+function report(runs: Map<string, Run[]>, loadBefore: string, loadAfter: string, baseWait: WaitModel | undefined, mode: LinkMode): void {
   const m = machine();
+  const measuring = mode === 'measured';
   const lines: string[] = [
     `Machine: ${m.cpu}, ${m.nproc} CPUs, Node ${process.version}; load average (1/5/15 min) ${loadBefore} before, ${loadAfter} after.`,
     `S3 link modelled: ${S3_LINK.mbPerS} MB/s per connection, ${S3_LINK.firstByteMs} ms first byte; production groups of ${POLICY_DEFAULTS.maxGroupBytes / 2 ** 20} MiB (maxGroupBytes), runs of 1 TB.`,
+    measuring
+      ? `S3 link measured (LINK=measured): the children spoke https to bench/s3-link.ts in front of moto, the same figures per connection; measured wait = wall − CPU of rewriteGroup (one thread), median over the rounds.`
+      : 'S3 link not measured (LINK=model): the children spoke plain http to moto on loopback; wall time is not an S3 wait.',
     '',
-    '| workload | CPU-s per round (load, 1 min) | median CPU-s | the process\'s first run (cold), CPU-s per round | S3 wait, s (model) | GETs | PUTs | requests by command | outputs | peak RSS |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| workload | CPU-s per round (load, 1 min) | median CPU-s | the process\'s first run (cold), CPU-s per round | wall s per round | S3 wait, s (model) | S3 wait, s (measured) | moto late s, moto CPU-s, link CPU-s | GETs | PUTs | requests by command | outputs | peak RSS |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   const summary: Record<string, unknown> = {};
   const tables: string[] = [];
@@ -309,15 +378,28 @@ function report(runs: Map<string, Run[]>, loadBefore: string, loadAfter: string,
       groupBytes: POLICY_DEFAULTS.maxGroupBytes,
     };
     const rss = Math.max(...rs.map((x) => Math.round(x.r.maxRssKiB / 1024)));
-    lines.push(`| ${label} | ${rs.map((x) => `${x.r.cpuS[0].toFixed(2)} (${x.load.split(' ')[0]})`).join(', ')} | **${cpuS.toFixed(2)}** | ${rs.map((x) => (x.r.info?.coldCpuS === undefined ? '-' : Number(x.r.info.coldCpuS).toFixed(2))).join(', ')} | ${waitS.toFixed(2)} | ${info.gets} | ${info.puts} | ${String(info.byCommand).replace(/Command/g, '').replace(/[{}"]/g, '').replace(/,/g, ', ')} | ${info.outputs} | ${rss} MiB |`);
-    const rows: [string, LambdaCost][] = [
-      [`${label}, 1,769 MB, CPU only`, measuredCostPerGb(measured, 1769, 1, false)],
-      [`${label}, 1,769 MB, CPU + S3 wait`, measuredCostPerGb(measured, 1769, 1, true)],
-      [`${label}, 10,240 MB, CPU only`, measuredCostPerGb(measured, 10240, 6, false)],
-      [`${label}, 10,240 MB, CPU + S3 wait`, measuredCostPerGb(measured, 10240, 6, true)],
-    ];
+    // Measured: billed as CPU + the wall time not on CPU (median over the rounds; model rows as before).
+    const linked = measuring ? rs.filter((x) => x.link) : [];
+    const waitMeasuredS = linked.length > 0 ? median(linked.map((x) => measuredWait(x.r))) : undefined;
+    // Medians; moto's late seconds add up over requests that overlap (see bench/s3-link.ts LinkStats.late).
+    const fig = (xs: readonly number[]): string => (xs.length === 0 || xs.some((x) => !Number.isFinite(x)) ? '–' : median(xs).toFixed(2));
+    const beside = `${fig(linked.map((x) => lateSeconds(x.link!)))}, ${fig(rs.filter((x) => x.beside).map((x) => x.beside!.motoCpuS))}, ${fig(linked.map((x) => x.beside?.parentCpuS ?? NaN))}`;
+    lines.push(`| ${label} | ${rs.map((x) => `${x.r.cpuS[0].toFixed(2)} (${x.load.split(' ')[0]})`).join(', ')} | **${cpuS.toFixed(2)}** | ${rs.map((x) => (x.r.info?.coldCpuS === undefined ? '-' : Number(x.r.info.coldCpuS).toFixed(2))).join(', ')} | ${rs.map((x) => x.r.wallS[0].toFixed(2)).join(', ')} | ${waitS.toFixed(2)} | ${waitMeasuredS === undefined ? '–' : `**${waitMeasuredS.toFixed(2)}**`} | ${beside} | ${info.gets} | ${info.puts} | ${String(info.byCommand).replace(/Command/g, '').replace(/[{}"]/g, '').replace(/,/g, ', ')} | ${info.outputs} | ${rss} MiB |`);
+    const model = waitMeasuredS === undefined ? '' : ' (model)';
+    const rows: [string, LambdaCost][] = [];
+    for (const [mb, vcpus] of [[1769, 1], [10240, 6]] as const) {
+      const at = `${label}, ${mb.toLocaleString('en-US')} MB`;
+      rows.push([`${at}, CPU only`, measuredCostPerGb(measured, mb, vcpus, false)], [`${at}, CPU + S3 wait${model}`, measuredCostPerGb(measured, mb, vcpus, true)]);
+      if (waitMeasuredS !== undefined) rows.push([`${at}, CPU + S3 wait (measured)`, measuredCostPerGb({ ...measured, waitS: waitMeasuredS }, mb, vcpus, true)]);
+    }
     tables.push('', `${label}: ${filesIn} files, ${bytesIn.toLocaleString('en-US')} B in, ${Math.round(filesPerGb).toLocaleString('en-US')} files per GB, S3 Tables $${s3TablesPerGb(filesPerGb).toFixed(4)} per GB`, '', ...costRows(rows, filesPerGb));
-    summary[key] = { getsPerGb: Math.round(getsPerGb), putsPerGb: +measured.putsPerGb.toFixed(1), cpuS: rs.map((x) => +x.r.cpuS[0].toFixed(2)), loads: rs.map((x) => x.load), medianCpuS: cpuS, waitS: +waitS.toFixed(2), info, rows: Object.fromEntries(rows.map(([l, c]) => [l, +c.total.toFixed(5)])) };
+    summary[key] = {
+      getsPerGb: Math.round(getsPerGb), putsPerGb: +measured.putsPerGb.toFixed(1), cpuS: rs.map((x) => +x.r.cpuS[0].toFixed(2)), wallS: rs.map((x) => +x.r.wallS[0].toFixed(2)),
+      loads: rs.map((x) => x.load), medianCpuS: cpuS, waitS: +waitS.toFixed(2),
+      beside: rs.map((x) => x.beside),
+      ...(waitMeasuredS === undefined ? {} : { measuredWaitS: +waitMeasuredS.toFixed(2), link: linked.map((x) => x.link) }),
+      info, rows: Object.fromEntries(rows.map(([l, c]) => [l, +c.total.toFixed(5)])),
+    };
     const hashes = new Set(rs.map((x) => x.r.info?.hashOut));
     if (hashes.size !== 1) throw new Error(`${key}: the rounds disagree on the output rows`);
     // The base and this checkout must have written the same rows: the same count (a copy's or merge's hash
@@ -337,8 +419,8 @@ function report(runs: Map<string, Run[]>, loadBefore: string, loadAfter: string,
 if (process.argv[2] === '--phase') {
   await rewritePhase(process.argv[3], process.argv[4]);
 } else if (process.argv[2] === '--report') {
-  const saved = JSON.parse(readFileSync(RUNS_FILE, 'utf8')) as { loadBefore: string; runs: Record<string, Run[]> };
-  report(new Map(Object.entries(saved.runs)), saved.loadBefore, loadAverage(), await baseWaitModel());
+  const saved = JSON.parse(readFileSync(RUNS_FILE, 'utf8')) as SavedRuns;
+  report(new Map(Object.entries(saved.runs)), saved.loadBefore, loadAverage(), await baseWaitModel(), saved.link ?? 'model');
 } else {
   await main();
 }
