@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { buildSync } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { ESBUILD_OPTIONS, WASM_FILES, WORKER_BUNDLES } from '../../cdk/iceberg-maintenance.js';
+import { COPY_MIN_ROW_GROUP_BYTES_PROPERTY, MERGE_DELETES_PROPERTY, MERGE_MIN_ROW_GROUP_BYTES_PROPERTY } from '../../lib/compaction/chunk-copy.js';
 import { DECODE_WORKERS_PROPERTY } from '../../lib/compaction/decode-pool.js';
 import type { GroupResult, Plan } from '../../lib/compaction/messages.js';
 import { PLAN_DECODE_WORKERS_PROPERTY } from '../../lib/compaction/plan-pool.js';
@@ -38,7 +39,15 @@ describe('the rewrite bundle', () => {
     for (const w of WASM_FILES) copyFileSync(require.resolve(w.module), join(dir, w.fileName));
 
     const location = join(tempDir(), 'bundle-workers');
-    const t = await fillSmallTable(await createNewTable(io, location, { formatVersion: 2, ...SMALL_TABLE_SPEC, properties: { [DECODE_WORKERS_PROPERTY]: '2' } }));
+    // Every input decoded: where the bundle has a native ZSTD (node:zlib on Node 22, the Lambda's) its small
+    // row groups would be merged page by page instead, and no worker would start.
+    const properties = {
+      [DECODE_WORKERS_PROPERTY]: '2',
+      [COPY_MIN_ROW_GROUP_BYTES_PROPERTY]: String(2 ** 40),
+      [MERGE_MIN_ROW_GROUP_BYTES_PROPERTY]: String(2 ** 40),
+      [MERGE_DELETES_PROPERTY]: 'false',
+    };
+    const t = await fillSmallTable(await createNewTable(io, location, { formatVersion: 2, ...SMALL_TABLE_SPEC, properties }));
     const plan = await planCompaction(io, t.metadata, { table: { location }, policy: { minInputFiles: 2 } });
     expect(plan.groups.length).toBe(2);
     const events = plan.groups.map((g) => JSON.parse(JSON.stringify(rewriteRequestOf(plan, g.id))) as unknown);

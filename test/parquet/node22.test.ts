@@ -1,7 +1,7 @@
 /**
  * The ZSTD codec and the merges on Node 22, the rewrite Lambda's runtime: there ZSTD is node:zlib's
  * (kept contexts, lib/parquet/compression-codec.ts), which the Node running this suite may not have
- * (Node 20 takes zstd-napi). Runs vitest.node22.config.ts's tests under the Node 22 that
+ * (Node 20 takes zstd-napi); and the rewrite function's bundle with its decode workers. Runs vitest.node22.config.ts's tests under the Node 22 that
  * scripts/setup-node22.sh installs into .cache/node22 (Linux x64 and arm64; elsewhere, or with
  * PACKICE_NODE22=0, there is no such run rather than a skipped one).
  */
@@ -41,7 +41,7 @@ describe('Node 22 (the Lambda runtime)', () => {
     });
     return;
   }
-  it('runs the ZSTD codec and merge tests with node:zlib, contexts kept', async () => {
+  it('runs the ZSTD codec and merge tests with node:zlib, contexts kept, and the rewrite bundle with its decode workers', async () => {
     const report = join(REPO_ROOT, '.cache', `node22-report-${process.pid}.json`);
     rmSync(report, { force: true });
     const vitest = join(REPO_ROOT, 'node_modules', 'vitest', 'vitest.mjs');
@@ -61,8 +61,9 @@ describe('Node 22 (the Lambda runtime)', () => {
     expect(r.success).toBe(true);
     expect(code).toBe(0);
     expect(r.numPendingTests).toBe(0);
-    // Every file ran, and the tests only Node 22 has: node:zlib, its contexts kept.
-    expect(r.testResults).toHaveLength(5);
+    // Every file ran, and the tests only Node 22 has: node:zlib, its contexts kept; the rewrite bundle's decode workers.
+    expect(r.testResults).toHaveLength(6);
+    expect(results.find((t) => t.title.startsWith('starts its decode workers from decode-worker.js'))?.status).toBe('passed');
     expect(results.some((t) => t.title.startsWith('node:zlib: page after page through kept contexts'))).toBe(true);
     expect(results.find((t) => t.title === 'auto picks node:zlib where Node has zstd, else zstd-napi')?.status).toBe('passed');
   }, 900_000);
