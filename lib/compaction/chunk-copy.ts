@@ -57,7 +57,7 @@ import { deletedPositions } from '../table/scan.js';
 import { toDataFile } from '../table/data-writer.js';
 import type { RowSetChecksum } from './checksum.js';
 import { safeName, type CompactionMapBuilder } from './compaction-map.js';
-import type { FileGroup, Plan } from './messages.js';
+import type { DecodeReason, FileGroup, Plan } from './messages.js';
 
 /**
  * Table property: the smallest row group (compressed bytes) an input may have to be merged at the
@@ -238,6 +238,8 @@ export class ChunkCopy {
     private readonly merges: readonly MergeInput[],
     /** Inputs left to the decode path, in group order. */
     readonly decode: readonly FileScanTask[],
+    /** Why each of `decode` is decoded, in the same order. */
+    readonly decodedBecause: readonly DecodeReason[],
     /** The footer reads of candidates left to the decode path, by path. */
     private readonly seeds: Map<string, ReadAheadRange>,
     /** The footer reads of merged inputs kept for the merge (readChunks takes the row groups they cover). */
@@ -259,14 +261,27 @@ export class ChunkCopy {
     const lineage = metadata.formatVersion >= 3;
     const zstd = zstdCodec();
     const mergeDeletes = (metadata.properties[MERGE_DELETES_PROPERTY] ?? 'true').trim().toLowerCase() !== 'false';
-    let candidates = (plan.policy.strategy ?? 'binpack') !== 'binpack' ? [] : tasks.filter((t) => taskProblem(metadata, t, options.specId, mergeFloor, mergeDeletes) === undefined);
+    // Why each input left to the decoder is (the first reason found), for the group's result.
+    const why = new Map<FileScanTask, string>();
+    const decodedBecause = (task: FileScanTask, reason: string): false => {
+      if (!why.has(task)) why.set(task, reason);
+      return false;
+    };
+    const strategy = plan.policy.strategy ?? 'binpack';
+    let candidates = tasks.filter((t) => {
+      const problem = strategy !== 'binpack' ? `the ${strategy} strategy decodes every row` : taskProblem(metadata, t, options.specId, mergeFloor, mergeDeletes);
+      return problem === undefined || decodedBecause(t, problem);
+    });
     // Every merged input's footer is held until the merge writes: a partition with more small
     // inputs than the cap is decoded (streamed) instead, as before the merge.
     const cap = options.maxMergeInputs ?? MAX_MERGE_INPUTS;
     const small = new Map<string, number>();
     const partitionOf = (t: FileScanTask): string => partitionKey(t.dataFile.specId, t.dataFile.partition);
     for (const t of candidates) if (Number(t.dataFile.fileSizeInBytes) < floor) small.set(partitionOf(t), (small.get(partitionOf(t)) ?? 0) + 1);
-    candidates = candidates.filter((t) => Number(t.dataFile.fileSizeInBytes) >= floor || (small.get(partitionOf(t)) ?? 0) <= cap);
+    candidates = candidates.filter((t) =>
+      Number(t.dataFile.fileSizeInBytes) >= floor || (small.get(partitionOf(t)) ?? 0) <= cap ||
+      decodedBecause(t, `its partition has more than ${cap} inputs under the copy floor, whose footers a merge would hold`),
+    );
     const reads = await mapLimit(candidates, FOOTER_READS, (t) => readFooter(io.newInputFile(t.dataFile.filePath, Number(t.dataFile.fileSizeInBytes))));
     const sources: { task: FileScanTask; source: CopySource }[] = [];
     let merges: { task: FileScanTask; source: CopySource; read: FooterRead }[] = [];
@@ -279,20 +294,25 @@ export class ChunkCopy {
       const read = reads[i];
       const source = copySource(task.dataFile.filePath, read);
       const deletes = hasDeletes(task);
-      if (!deletes && footerProblem(source, template, task, floor, lineage) === undefined) sources.push({ task, source });
-      else if (
-        footerProblem(source, template, task, mergeFloor, lineage) === undefined && mergeProblem(source, zstd) === undefined &&
-        (!deletes || deleteProblem(source, zstd) === undefined)
-      ) merges.push({ task, source, read });
-      else seed(task, read);
+      if (!deletes && footerProblem(source, template, task, floor, lineage) === undefined) {
+        sources.push({ task, source });
+        return;
+      }
+      const problem = footerProblem(source, template, task, mergeFloor, lineage) ?? mergeProblem(source, zstd) ?? (deletes ? deleteProblem(source, zstd) : undefined);
+      if (problem === undefined) merges.push({ task, source, read });
+      else {
+        decodedBecause(task, problem);
+        seed(task, read);
+      }
     });
     // Where an input drops deleted rows, every column of its output row group is coalesced: the
     // partition's other merged inputs must allow it too, else they are decoded (and so, below, all).
     const dropping = new Set(merges.filter((m) => hasDeletes(m.task)).map((m) => partitionOf(m.task)));
     merges = merges.filter((m) => {
-      if (!dropping.has(partitionOf(m.task)) || hasDeletes(m.task) || deleteProblem(m.source, zstd) === undefined) return true;
+      const problem = dropping.has(partitionOf(m.task)) && !hasDeletes(m.task) ? deleteProblem(m.source, zstd) : undefined;
+      if (problem === undefined) return true;
       seed(m.task, m.read);
-      return false;
+      return decodedBecause(m.task, `an input of its partition drops deleted rows from its pages, which its own cannot have: ${problem}`);
     });
     // A partition with inputs to decode is decoded whole: merged apart, its small files would
     // leave two outputs where one does (the copy's row groups are large enough to stand alone).
@@ -301,7 +321,7 @@ export class ChunkCopy {
     merges = merges.filter((m) => {
       if (!decoded.has(partitionKey(m.task.dataFile.specId, m.task.dataFile.partition))) return true;
       seed(m.task, m.read);
-      return false;
+      return decodedBecause(m.task, 'another input of its partition is decoded, and one output takes them all');
     });
     const taken = new Set([...sources, ...merges].map((s) => s.task));
     const copyReads = options.reads ?? { bytes: intProperty(metadata, READ_AHEAD_BYTES_PROPERTY, DEFAULT_COPY_READ_BYTES) };
@@ -341,7 +361,9 @@ export class ChunkCopy {
     for (const m of await mapLimit(probed, EQUALITY_PROBES, deletedOf)) byTask.set(m.task, m);
     for (const m of await mapLimit(merges.filter((x) => !byTask.has(x.task)), FOOTER_READS, deletedOf)) byTask.set(m.task, m);
     const merged = merges.map((m) => byTask.get(m.task)!);
-    return new ChunkCopy(io, metadata, plan, group, options, copyReads, template, sources, merged, tasks.filter((t) => !taken.has(t)), seeds, held);
+    const decode = tasks.filter((t) => !taken.has(t));
+    const reasons = decode.map((t) => ({ file: t.dataFile.filePath, reason: why.get(t) ?? 'unknown' }));
+    return new ChunkCopy(io, metadata, plan, group, options, copyReads, template, sources, merged, decode, reasons, seeds, held);
   }
 
   /**

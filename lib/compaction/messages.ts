@@ -133,6 +133,17 @@ export interface InputPaths {
   readonly copied: number;
   readonly merged: number;
   readonly decoded: number;
+  /** Why the first of the decoded inputs (at most DECODE_REASONS_SHOWN, in group order) were not copied or merged. */
+  readonly decodedBecause?: readonly DecodeReason[];
+}
+
+/** Decoded inputs a GroupResult names with their reason: a Map state's result must stay small. */
+export const DECODE_REASONS_SHOWN = 5;
+
+/** Why an input goes through the decoder rather than the column-chunk copy or the page-level merge. */
+export interface DecodeReason {
+  readonly file: string;
+  readonly reason: string;
 }
 
 export interface AbortedGroup {

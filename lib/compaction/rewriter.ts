@@ -42,7 +42,7 @@ import { dataFileFromJson, dataFileToJson } from '../iceberg/data-file-json.js';
 import { ExternalSorter } from './external-sort.js';
 import { ChunkCopy } from './chunk-copy.js';
 import type { ChunkFault } from '../parquet/chunk-copy.js';
-import type { DataFileJson, FileGroup, GroupInput, GroupResult, Plan } from './messages.js';
+import { DECODE_REASONS_SHOWN, type DataFileJson, type FileGroup, type GroupInput, type GroupResult, type Plan } from './messages.js';
 
 export interface RewriteFaults {
   /** Silently drop one live row before writing, so that the proof must fail (the decode path's rows). */
@@ -210,7 +210,10 @@ export async function rewriteGroup(
       bytesRead: bytesRead(tasks),
       bytesWritten: outputs.reduce((n, f) => n + Number(f.fileSizeInBytes), 0) + mapBytes,
       durationMs: Math.round(performance.now() - started),
-      inputPaths: { copied: copy.copiedInputs, merged: copy.mergedInputs, decoded: copy.decode.length },
+      inputPaths: {
+        copied: copy.copiedInputs, merged: copy.mergedInputs, decoded: copy.decode.length,
+        ...(copy.decode.length > 0 ? { decodedBecause: copy.decodedBecause.slice(0, DECODE_REASONS_SHOWN) } : {}),
+      },
     };
   } catch (e) {
     await out.abort();

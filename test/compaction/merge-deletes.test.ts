@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { loadTable, type Table } from '../../lib/catalog/table.js';
 import { MERGE_DELETES_PROPERTY } from '../../lib/compaction/chunk-copy.js';
 import { commitCompaction } from '../../lib/compaction/commit.js';
-import type { DataFileJson, GroupResult } from '../../lib/compaction/messages.js';
+import { DECODE_REASONS_SHOWN, type DataFileJson, type GroupResult } from '../../lib/compaction/messages.js';
 import { rewriteGroup } from '../../lib/compaction/rewriter.js';
 import { InvalidFileError, ValidationError } from '../../lib/errors.js';
 import { fileIOFor } from '../../lib/io/index.js';
@@ -182,12 +182,14 @@ describe('merge with deletes: what is still decoded', () => {
   });
 
   it('a list or boolean column, or the property off (equality deletes too)', async () => {
-    const cases: [string, () => Promise<Table>][] = [
-      ['equality deletes, the property off', async () => deleteByEquality(await flatTable(io, 2, 60, { properties: { [MERGE_DELETES_PROPERTY]: 'false' } }), [1], [{ id: 5n, category: 'a' }])],
-      ['a list and a boolean column', async () => (await deleteRows(await chunkCopyTable(io, 2, 60, { properties: MERGE }), (r) => Number(r.id) % 5 === 0)).table],
-      ['the property off', async () => (await deleteRows(await flatTable(io, 2, 60, { properties: { [MERGE_DELETES_PROPERTY]: 'false' } }), (r) => Number(r.id) % 5 === 0)).table],
+    // With why the inputs with deletes are decoded; the others go with them (one output per partition).
+    const cases: [string, () => Promise<Table>, string][] = [
+      ['equality deletes, the property off', async () => deleteByEquality(await flatTable(io, 2, 60, { properties: { [MERGE_DELETES_PROPERTY]: 'false' } }), [1], [{ id: 5n, category: 'a' }]), 'deletes apply to it'],
+      ['a list and a boolean column', async () => (await deleteRows(await chunkCopyTable(io, 2, 60, { properties: MERGE }), (r) => Number(r.id) % 5 === 0)).table, 'it has a repeated column'],
+      ['a list and a boolean column, one row deleted', async () => (await deleteRows(await chunkCopyTable(io, 2, 60, { properties: MERGE }), (r) => Number(r.id) === 7)).table, 'it has a repeated column'],
+      ['the property off', async () => (await deleteRows(await flatTable(io, 2, 60, { properties: { [MERGE_DELETES_PROPERTY]: 'false' } }), (r) => Number(r.id) % 5 === 0)).table, 'deletes apply to it'],
     ];
-    for (const [name, make] of cases) {
+    for (const [name, make, reason] of cases) {
       const t = await make();
       const before = await tableRows(t);
       const plan = await planAll(io, t.metadata);
@@ -196,7 +198,15 @@ describe('merge with deletes: what is still decoded', () => {
       const deletesIn = plan.groups.find((g) => g.inputs.some((i) => i.deletes.length > 0))!;
       const r = results.find((x) => x.groupId === deletesIn.id)!;
       expect(r.outputs.some(isMerge), name).toBe(false);
-      expect(r.inputPaths, name).toEqual({ copied: 0, merged: 0, decoded: deletesIn.inputs.length });
+      expect(r.inputPaths, name).toMatchObject({ copied: 0, merged: 0, decoded: deletesIn.inputs.length });
+      const withDeletes = new Set(deletesIn.inputs.filter((i) => i.deletes.length > 0).map((i) => i.file.filePath));
+      const shown = deletesIn.inputs.slice(0, DECODE_REASONS_SHOWN).map((i) => ({
+        file: i.file.filePath,
+        reason: withDeletes.has(i.file.filePath) ? reason : 'another input of its partition is decoded, and one output takes them all',
+      }));
+      expect(r.inputPaths?.decodedBecause, name).toEqual(shown);
+      expect(shown.some((x) => x.reason === reason), name).toBe(true);
+      if (withDeletes.size === 1) expect(shown.filter((x) => x.reason !== reason), name).toHaveLength(Math.min(DECODE_REASONS_SHOWN, deletesIn.inputs.length) - 1);
       await commitCompaction(t, plan, results);
       expect(await tableRows(await loadTable(t.location)), name).toEqual(before);
     }
