@@ -84,9 +84,9 @@ export function partitionKey(specId: number, partition: Readonly<Record<string, 
 
 /**
  * Canonical text of a value: bigint and integral numbers print alike, bytes as hex. -0.0 prints
- * apart from +0.0, as Java's Double.equals and hashCode tell two partitions apart (equalityKey
- * folds -0 into 0: the spec allows no float or double equality delete column; ints have no -0,
- * lib/iceberg/json-single-value.ts reads "-0" as 0); NaN prints alike whatever its bits.
+ * apart from +0.0, as Java's Double.equals and hashCode tell two partitions apart, and its
+ * equality deletes two keys (equalityKey; ints have no -0, lib/iceberg/json-single-value.ts reads
+ * "-0" as 0); NaN prints alike whatever its bits, as Double.equals and Double.compare see it.
  */
 export function canonicalValueString(v: unknown): string {
   if (v === null || v === undefined) return 'null';

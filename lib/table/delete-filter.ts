@@ -204,12 +204,13 @@ export function projectionOf(ids: readonly number[], schemas: readonly Schema[],
 }
 
 /**
- * The key equality values match by. -0 prints as 0 here (canonicalValueString keeps them apart,
- * for partitions): the spec allows no float or double delete column, and the probe
- * (singleFieldKeys) finds 0 for -0.
+ * The key equality values match by. The spec allows no float or double delete column, but other
+ * engines write them, and Java applies them by Float/Double.compare (StructLikeSet, Comparators'
+ * naturalOrder): -0.0 is not 0.0, every NaN is every other. canonicalValueString prints so: -0 apart
+ * from 0, NaN alike whatever its bits; null matches null.
  */
 export function equalityKey(values: readonly unknown[]): string {
-  return canonicalValueString(values.some((v) => Object.is(v, -0)) ? values.map((v) => (Object.is(v, -0) ? 0 : v)) : values);
+  return canonicalValueString(values);
 }
 
 /**
@@ -335,6 +336,8 @@ function probeOf(keys: ReadonlySet<string>): SingleFieldKeys {
     }
   }
   const nulls = keys.has(equalityKey([null]));
+  // A -0.0 key prints apart from 0 (equalityKey), where the numbers Set would find 0 for -0.
+  const negativeZero = keys.has(equalityKey([-0]));
   const longs = new LongKeys(bigints);
   probe = {
     hasLong: (low, high) => longs.has(low, high),
@@ -344,8 +347,7 @@ function probeOf(keys: ReadonlySet<string>): SingleFieldKeys {
       if (typeof v === 'bigint') return bigints.has(v);
       if (typeof v === 'string') return strings.has(v);
       if (v === null || v === undefined) return nulls;
-      // -0 prints as 0, and a Set finds 0 for it.
-      if (typeof v === 'number' && Number.isSafeInteger(v)) return numbers.has(v);
+      if (typeof v === 'number' && Number.isSafeInteger(v)) return v === 0 && Object.is(v, -0) ? negativeZero : numbers.has(v);
       return undefined;
     },
   };

@@ -1,7 +1,7 @@
 /**
  * One-field equality keys probed by value (lib/table/delete-filter.ts singleFieldKeys): wherever it
  * answers, it answers what printing the value and looking its key up (equalityKey) answers, for
- * bigints, safe and unsafe integers, -0, NaN, floats, strings of any code points and null; and it
+ * bigints, safe and unsafe integers, -0 (apart from 0), NaN, floats, strings of any code points and null; and it
  * answers for every bigint, string, null and safe integer (the probe is what keeps the scan off printing);
  * and a long or int key column probed from its Arrow values in place (markKeys) marks the rows that
  * probing each value marks, nulls, sliced columns and null structs above the key included.
@@ -47,11 +47,17 @@ describe('single-field equality keys probed by value', () => {
     );
   });
 
-  it('prints bigint and integral numbers alike, and -0 as 0', () => {
+  it('prints bigint and integral numbers alike, and -0 apart from 0 (Java: Double.compare)', () => {
     const fast = singleFieldKeys([new Set([equalityKey([5n]), equalityKey([0]), equalityKey([2n ** 60n]), equalityKey(['x'])])]);
-    expect([fast.has(5), fast.has(5n), fast.has(-0), fast.has(0n), fast.has(2n ** 60n), fast.has('x'), fast.has('y'), fast.has(null)]).toEqual([
-      true, true, true, true, true, true, false, false,
+    expect([fast.has(5), fast.has(5n), fast.has(-0), fast.has(0), fast.has(0n), fast.has(2n ** 60n), fast.has('x'), fast.has('y'), fast.has(null)]).toEqual([
+      true, true, false, true, true, true, true, false, false,
     ]);
+    const negative = singleFieldKeys([new Set([equalityKey([-0])])]);
+    expect([negative.has(-0), negative.has(0), negative.has(0n)]).toEqual([true, false, false]);
+    // Every NaN is one key, whatever its bits; left to the printed key.
+    const nanBits = new Float64Array(new BigUint64Array([0xfff8000000000001n]).buffer)[0];
+    expect(equalityKey([nanBits])).toBe(equalityKey([Number.NaN]));
+    expect(singleFieldKeys([new Set([equalityKey([Number.NaN])])]).has(Number.NaN)).toBeUndefined();
     // 2^60 as a number is not safe: left to the printed key.
     expect(fast.has(2 ** 60)).toBeUndefined();
     expect(singleFieldKeys([new Set([equalityKey([null])])]).has(undefined)).toBe(true);
