@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { commitTable, createTable, type Table } from '../catalog/table.js';
-import { mayHaveCommitted, ValidationError } from '../errors.js';
+import { InvalidArgumentError, mayHaveCommitted, ValidationError } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
 import { ensureRoaring, PositionDeleteIndex, readDeletionVector } from '../iceberg/deletion-vector.js';
 import type { DataFile } from '../iceberg/manifest.js';
 import { partitionKey, type PartitionField } from '../iceberg/partition.js';
 import { planFiles } from '../iceberg/scan-planning.js';
-import { maxFieldId, type Schema } from '../iceberg/schema.js';
+import { indexById, maxFieldId, type Schema } from '../iceberg/schema.js';
 import { produceSnapshot, type SnapshotChanges } from '../iceberg/snapshot-producer.js';
 import { UNSORTED_ORDER, type SortOrder } from '../iceberg/sort-order.js';
 import { currentSchema, specById, type FormatVersion, type TableMetadata } from '../iceberg/table-metadata.js';
@@ -149,13 +149,36 @@ export async function deleteRows(
   return { table: next, deleted };
 }
 
+export interface EqualityDeleteOptions {
+  /**
+   * Write a float or double equality column, which the spec forbids. Only for tests that build
+   * the tables other engines write (packice must read those as Java does).
+   * @default false
+   */
+  readonly allowFloatingKeys?: boolean;
+}
+
 /**
  * Writes equality deletes on `equalityIds` for `keys` (full rows or at least the
  * equality and partition source columns); one file per partition of the default spec.
  */
-export async function deleteByEquality(table: Table, equalityIds: readonly number[], keys: readonly Row[]): Promise<Table> {
+export async function deleteByEquality(
+  table: Table, equalityIds: readonly number[], keys: readonly Row[], options: EqualityDeleteOptions = {},
+): Promise<Table> {
   const m = table.metadata;
   const schema = currentSchema(m);
+  if (!options.allowFloatingKeys) {
+    const index = indexById(schema);
+    for (const id of equalityIds) {
+      const entry = index.get(id);
+      const type = entry?.field.type.type;
+      if (type === 'float' || type === 'double') {
+        throw new InvalidArgumentError(
+          `equality field ${id} (${entry!.path}) is a ${type}: the spec gives equality delete columns the restrictions of identifier fields, which exclude float and double ("Equality Delete Files", "Identifier Field IDs")`,
+        );
+      }
+    }
+  }
   const spec = specById(m, m.defaultSpecId);
   const groups = new Map<string, { partition: Row; rows: Row[] }>();
   for (const k of keys) {

@@ -698,7 +698,8 @@ async function runCase(c: Case): Promise<void> {
         keys.push(k);
       }
       if (keys.length === 0) continue;
-      t = await deleteByEquality(t, fieldIds, keys);
+      // A key on the double partition column p: a table another engine wrote (the spec forbids it).
+      t = await deleteByEquality(t, fieldIds, keys, { allowFloatingKeys: true });
       const texts = new Set(keys.map((k) => stringifyJson(exact(k, { type: 'struct', fields: [...fields, ...(c.partitions > 0 && !fieldIds.includes(2) ? [schema.fields[1]] : [])] }))));
       const keyFields = [...fields, ...(c.partitions > 0 && !fieldIds.includes(2) ? [schema.fields[1]] : [])];
       gone = (m) => texts.has(stringifyJson(exact(keyOf(m.row), { type: 'struct', fields: keyFields })));
