@@ -339,6 +339,13 @@ async function main(): Promise<void> {
   report(runs, loadBefore, loadAverage(), await baseWaitModel(), mode);
 }
 
+/** Whether this checkout's (or the base's) runs measured a warm rewrite, a cold one, or there are none. */
+function warmth(runs: ReadonlyMap<string, readonly Run[]>, base: boolean): 'warm' | 'cold' | undefined {
+  const rs = [...runs].filter(([k]) => k.startsWith('base:') === base).flatMap(([, r]) => r);
+  if (rs.length === 0) return undefined;
+  return rs.some((x) => x.r.info?.coldCpuS !== undefined) ? 'warm' : 'cold';
+}
+
 function report(runs: Map<string, Run[]>, loadBefore: string, loadAfter: string, baseWait: WaitModel | undefined, mode: LinkMode): void {
   const m = machine();
   const measuring = mode === 'measured';
@@ -348,6 +355,9 @@ function report(runs: Map<string, Run[]>, loadBefore: string, loadAfter: string,
     measuring
       ? `S3 link measured (LINK=measured): the children spoke https to bench/s3-link.ts in front of moto, the same figures per connection; measured wait = wall − CPU of rewriteGroup (one thread), median over the rounds.`
       : 'S3 link not measured (LINK=model): the children spoke plain http to moto on loopback; wall time is not an S3 wait.',
+    ...(warmth(runs, false) === 'warm' && warmth(runs, true) === 'cold'
+      ? ['BASE measured its first rewrite in a fresh process (cold; it predates the warm-up), this checkout a warm one: the difference between them is the warm-up\'s as well as the code\'s (COLD=1 measures both cold).']
+      : []),
     '',
     '| workload | CPU-s per round (load, 1 min) | median CPU-s | the process\'s first run (cold), CPU-s per round | wall s per round | S3 wait, s (model) | S3 wait, s (measured) | moto late s, moto CPU-s, link CPU-s | GETs | PUTs | requests by command | outputs | peak RSS |',
     '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',

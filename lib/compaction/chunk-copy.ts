@@ -261,16 +261,16 @@ export class ChunkCopy {
     const lineage = metadata.formatVersion >= 3;
     const zstd = zstdCodec();
     const mergeDeletes = (metadata.properties[MERGE_DELETES_PROPERTY] ?? 'true').trim().toLowerCase() !== 'false';
-    // Why each input left to the decoder is (the first reason found), for the group's result.
+    // Why each input is left to the decoder (the first reason found), for the group's result.
     const why = new Map<FileScanTask, string>();
-    const decodedBecause = (task: FileScanTask, reason: string): false => {
+    const leaveToDecoder = (task: FileScanTask, reason: string): false => {
       if (!why.has(task)) why.set(task, reason);
       return false;
     };
     const strategy = plan.policy.strategy ?? 'binpack';
     let candidates = tasks.filter((t) => {
       const problem = strategy !== 'binpack' ? `the ${strategy} strategy decodes every row` : taskProblem(metadata, t, options.specId, mergeFloor, mergeDeletes);
-      return problem === undefined || decodedBecause(t, problem);
+      return problem === undefined || leaveToDecoder(t, problem);
     });
     // Every merged input's footer is held until the merge writes: a partition with more small
     // inputs than the cap is decoded (streamed) instead, as before the merge.
@@ -280,7 +280,7 @@ export class ChunkCopy {
     for (const t of candidates) if (Number(t.dataFile.fileSizeInBytes) < floor) small.set(partitionOf(t), (small.get(partitionOf(t)) ?? 0) + 1);
     candidates = candidates.filter((t) =>
       Number(t.dataFile.fileSizeInBytes) >= floor || (small.get(partitionOf(t)) ?? 0) <= cap ||
-      decodedBecause(t, `its partition has more than ${cap} inputs under the copy floor, whose footers a merge would hold`),
+      leaveToDecoder(t, `its partition has more than ${cap} inputs under the copy floor, whose footers a merge would hold`),
     );
     const reads = await mapLimit(candidates, FOOTER_READS, (t) => readFooter(io.newInputFile(t.dataFile.filePath, Number(t.dataFile.fileSizeInBytes))));
     const sources: { task: FileScanTask; source: CopySource }[] = [];
@@ -301,7 +301,7 @@ export class ChunkCopy {
       const problem = footerProblem(source, template, task, mergeFloor, lineage) ?? mergeProblem(source, zstd) ?? (deletes ? deleteProblem(source, zstd) : undefined);
       if (problem === undefined) merges.push({ task, source, read });
       else {
-        decodedBecause(task, problem);
+        leaveToDecoder(task, problem);
         seed(task, read);
       }
     });
@@ -312,7 +312,7 @@ export class ChunkCopy {
       const problem = dropping.has(partitionOf(m.task)) && !hasDeletes(m.task) ? deleteProblem(m.source, zstd) : undefined;
       if (problem === undefined) return true;
       seed(m.task, m.read);
-      return decodedBecause(m.task, `an input of its partition drops deleted rows from its pages, which its own cannot have: ${problem}`);
+      return leaveToDecoder(m.task, `an input of its partition drops deleted rows from its pages, which its own cannot have: ${problem}`);
     });
     // A partition with inputs to decode is decoded whole: merged apart, its small files would
     // leave two outputs where one does (the copy's row groups are large enough to stand alone).
@@ -321,7 +321,7 @@ export class ChunkCopy {
     merges = merges.filter((m) => {
       if (!decoded.has(partitionKey(m.task.dataFile.specId, m.task.dataFile.partition))) return true;
       seed(m.task, m.read);
-      return decodedBecause(m.task, 'another input of its partition is decoded, and one output takes them all');
+      return leaveToDecoder(m.task, 'another input of its partition is decoded, and one output takes them all');
     });
     const taken = new Set([...sources, ...merges].map((s) => s.task));
     const copyReads = options.reads ?? { bytes: intProperty(metadata, READ_AHEAD_BYTES_PROPERTY, DEFAULT_COPY_READ_BYTES) };
@@ -362,7 +362,11 @@ export class ChunkCopy {
     for (const m of await mapLimit(merges.filter((x) => !byTask.has(x.task)), FOOTER_READS, deletedOf)) byTask.set(m.task, m);
     const merged = merges.map((m) => byTask.get(m.task)!);
     const decode = tasks.filter((t) => !taken.has(t));
-    const reasons = decode.map((t) => ({ file: t.dataFile.filePath, reason: why.get(t) ?? 'unknown' }));
+    const reasons = decode.map((t) => {
+      const reason = why.get(t);
+      if (reason === undefined) throw new Error(`${t.dataFile.filePath}: left to the decoder with no reason recorded`);
+      return { file: t.dataFile.filePath, reason };
+    });
     return new ChunkCopy(io, metadata, plan, group, options, copyReads, template, sources, merged, decode, reasons, seeds, held);
   }
 

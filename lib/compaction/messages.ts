@@ -133,12 +133,17 @@ export interface InputPaths {
   readonly copied: number;
   readonly merged: number;
   readonly decoded: number;
-  /** Why the first of the decoded inputs (at most DECODE_REASONS_SHOWN, in group order) were not copied or merged. */
+  /** Why the first decoded inputs (at most DECODE_REASONS_SHOWN, in group order) were neither copied nor merged. */
   readonly decodedBecause?: readonly DecodeReason[];
 }
 
 /** Decoded inputs a GroupResult names with their reason: a Map state's result must stay small. */
-export const DECODE_REASONS_SHOWN = 5;
+export const DECODE_REASONS_SHOWN = 3;
+/**
+ * The longest reason a GroupResult carries, in printable ASCII (longer ones are cut, other characters
+ * shown as `?`), so that a plan's size estimate can count on it (lib/pipeline/plan-payload.ts).
+ */
+export const DECODE_REASON_MAX_CHARS = 160;
 
 /** Why an input goes through the decoder rather than the column-chunk copy or the page-level merge. */
 export interface DecodeReason {

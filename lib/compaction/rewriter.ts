@@ -42,7 +42,7 @@ import { dataFileFromJson, dataFileToJson } from '../iceberg/data-file-json.js';
 import { ExternalSorter } from './external-sort.js';
 import { ChunkCopy } from './chunk-copy.js';
 import type { ChunkFault } from '../parquet/chunk-copy.js';
-import { DECODE_REASONS_SHOWN, type DataFileJson, type FileGroup, type GroupInput, type GroupResult, type Plan } from './messages.js';
+import { DECODE_REASON_MAX_CHARS, DECODE_REASONS_SHOWN, type DataFileJson, type DecodeReason, type FileGroup, type GroupInput, type GroupResult, type Plan } from './messages.js';
 
 export interface RewriteFaults {
   /** Silently drop one live row before writing, so that the proof must fail (the decode path's rows). */
@@ -212,7 +212,7 @@ export async function rewriteGroup(
       durationMs: Math.round(performance.now() - started),
       inputPaths: {
         copied: copy.copiedInputs, merged: copy.mergedInputs, decoded: copy.decode.length,
-        ...(copy.decode.length > 0 ? { decodedBecause: copy.decodedBecause.slice(0, DECODE_REASONS_SHOWN) } : {}),
+        ...(copy.decode.length > 0 ? { decodedBecause: copy.decodedBecause.slice(0, DECODE_REASONS_SHOWN).map(shortReason) } : {}),
       },
     };
   } catch (e) {
@@ -562,4 +562,10 @@ class GroupWriter {
     for (const o of this.outputs.values()) await o.writer.abort().catch(() => undefined);
     await this.io.deleteMany(this.started).catch(() => undefined);
   }
+}
+
+/** A decode reason as the plan's size estimate counts it: printable ASCII, at most DECODE_REASON_MAX_CHARS. */
+function shortReason(r: DecodeReason): DecodeReason {
+  const ascii = r.reason.replace(/[^\x20-\x7e]/g, '?');
+  return { file: r.file, reason: ascii.length <= DECODE_REASON_MAX_CHARS ? ascii : `${ascii.slice(0, DECODE_REASON_MAX_CHARS - 3)}...` };
 }

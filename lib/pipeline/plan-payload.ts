@@ -4,7 +4,7 @@
  * to the work location as a JSON array of its groups (what a Distributed Map's ItemReader reads),
  * and only its header and counts travel.
  */
-import type { FileGroup, Plan, TableSummary } from '../compaction/messages.js';
+import { DECODE_REASON_MAX_CHARS, DECODE_REASONS_SHOWN, type FileGroup, type Plan, type TableSummary } from '../compaction/messages.js';
 import { ValidationError } from '../errors.js';
 import { fileIOFor, joinPath, parseS3Location, type FileIOOptions } from '../io/index.js';
 import { planHeaderOf, type PlanHeader } from './rewrite-request.js';
@@ -64,13 +64,17 @@ export function inlineSizeEstimate(plan: Plan): number {
 
 function resultSizeEstimate(group: FileGroup): number {
   let largestInput = 0;
+  let longestPath = 0;
   const deletes = new Map<string, number>();
   for (const input of group.inputs) {
     largestInput = Math.max(largestInput, utf8Length(input.file));
+    longestPath = Math.max(longestPath, utf8Length(input.file.filePath));
     for (const d of input.deletes) deletes.set(d.file.filePath, utf8Length(d.file));
   }
   const outputs = Math.max(1, group.estimate.filesOut);
-  return RESULT_OVERHEAD_BYTES + outputs * largestInput + [...deletes.values()].reduce((a, b) => a + b, 0);
+  // inputPaths.decodedBecause: a reason is printable ASCII, two bytes a character in JSON at most ('"', '\\').
+  const reasons = Math.min(group.inputs.length, DECODE_REASONS_SHOWN) * (longestPath + 2 * DECODE_REASON_MAX_CHARS + 32);
+  return RESULT_OVERHEAD_BYTES + outputs * largestInput + [...deletes.values()].reduce((a, b) => a + b, 0) + reasons;
 }
 
 export interface PlacePlanOptions extends FileIOOptions {

@@ -2,7 +2,7 @@
  * The rewrite's decode workers from a Lambda bundle: the rewrite function and its worker bundled
  * as the construct and `npm run build` bundle them (ESBUILD_OPTIONS, WORKER_BUNDLES), copied
  * alone into an empty folder, and run in a bare `node` on a table whose property asks for two
- * decode workers. The workers start from `decode-worker.js` beside `index.js` and the result
+ * decode workers; and on one it merges, where the bundle has node:zlib's ZSTD. The workers start from `decode-worker.js` beside `index.js` and the result
  * equals the rewrite's on this thread. The plan function likewise, with `plan-worker.js`.
  */
 import { spawnSync } from 'node:child_process';
@@ -28,15 +28,46 @@ import { fillSmallTable, SMALL_TABLE_SPEC } from '../support/small-table.js';
 const io = new LocalFileIO();
 const require = createRequire(import.meta.url);
 
+/** The rewrite function and its worker bundled as the construct bundles them, alone in a new folder. */
+function rewriteBundle(): string {
+  const dir = join(tempDir('packice-worker-bundle-'), 'function');
+  const common = { ...ESBUILD_OPTIONS, bundle: true, logLevel: 'warning', sourcemap: false } as const;
+  buildSync({ ...common, entryPoints: [join(REPO_ROOT, 'functions', 'rewrite.ts')], outfile: join(dir, 'index.js') });
+  const workers = WORKER_BUNDLES.filter((w) => w.step === 'rewrite');
+  expect(workers.map((w) => w.fileName)).toEqual(['decode-worker.js']);
+  for (const w of workers) buildSync({ ...common, entryPoints: [join(REPO_ROOT, w.entry)], outfile: join(dir, w.fileName) });
+  for (const w of WASM_FILES) copyFileSync(require.resolve(w.module), join(dir, w.fileName));
+  return dir;
+}
+
 describe('the rewrite bundle', () => {
+  it('merges small row groups page by page where it has a native ZSTD (node:zlib: Node 22, the Lambda\'s), as this thread does', async () => {
+    const dir = rewriteBundle();
+    const location = join(tempDir(), 'bundle-merge');
+    const t = await fillSmallTable(await createNewTable(io, location, { formatVersion: 2, ...SMALL_TABLE_SPEC }));
+    const plan = await planCompaction(io, t.metadata, { table: { location }, policy: { minInputFiles: 2 } });
+    const events = plan.groups.map((g) => JSON.parse(JSON.stringify(rewriteRequestOf(plan, g.id))) as unknown);
+    const zstd = zstdCodec('zlib') ? 'zlib' : 'wasm';
+    const { results } = JSON.parse(runHandler(dir, events, { PACKICE_ZSTD: zstd })) as { results: GroupResult[] };
+    // Without node:zlib the bundle has parquet-wasm's ZSTD only, which the merge does not use: every input decoded.
+    for (const r of results) expect(r.inputPaths?.merged ?? 0, zstd).toSatisfy((n: number) => (zstd === 'zlib' ? n > 0 : n === 0));
+    const previous = process.env.PACKICE_ZSTD;
+    process.env.PACKICE_ZSTD = zstd;
+    try {
+      for (const [i, g] of plan.groups.entries()) {
+        const here = await rewriteGroup(io, t.metadata, plan, g);
+        expect(results[i].inputPaths).toEqual(here.inputPaths);
+        expect(results[i].checksums).toEqual(here.checksums);
+        expect(results[i].outputs.map((o, k) => readFileSync(o.filePath).equals(readFileSync(here.outputs[k].filePath)))).toEqual(here.outputs.map(() => true));
+      }
+    } finally {
+      if (previous === undefined) delete process.env.PACKICE_ZSTD;
+      else process.env.PACKICE_ZSTD = previous;
+    }
+  });
+
   it('starts its decode workers from decode-worker.js beside index.js, and rewrites as this thread does', async () => {
-    const dir = join(tempDir('packice-worker-bundle-'), 'function');
-    const common = { ...ESBUILD_OPTIONS, bundle: true, logLevel: 'warning', sourcemap: false } as const;
-    buildSync({ ...common, entryPoints: [join(REPO_ROOT, 'functions', 'rewrite.ts')], outfile: join(dir, 'index.js') });
-    const workers = WORKER_BUNDLES.filter((w) => w.step === 'rewrite');
-    expect(workers.map((w) => w.fileName)).toEqual(['decode-worker.js']);
-    for (const w of workers) buildSync({ ...common, entryPoints: [join(REPO_ROOT, w.entry)], outfile: join(dir, w.fileName) });
-    for (const w of WASM_FILES) copyFileSync(require.resolve(w.module), join(dir, w.fileName));
+    const dir = rewriteBundle();
 
     const location = join(tempDir(), 'bundle-workers');
     // Every input decoded: where the bundle has a native ZSTD (node:zlib on Node 22, the Lambda's) its small

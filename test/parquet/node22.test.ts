@@ -64,6 +64,7 @@ describe('Node 22 (the Lambda runtime)', () => {
     // Every file ran, and the tests only Node 22 has: node:zlib, its contexts kept; the rewrite bundle's decode workers.
     expect(r.testResults).toHaveLength(6);
     expect(results.find((t) => t.title.startsWith('starts its decode workers from decode-worker.js'))?.status).toBe('passed');
+    expect(results.find((t) => t.title.startsWith('merges small row groups page by page where it has a native ZSTD'))?.status).toBe('passed');
     expect(results.some((t) => t.title.startsWith('node:zlib: page after page through kept contexts'))).toBe(true);
     expect(results.find((t) => t.title === 'auto picks node:zlib where Node has zstd, else zstd-napi')?.status).toBe('passed');
   }, 900_000);
