@@ -28,21 +28,21 @@ import { fillSmallTable, SMALL_TABLE_SPEC } from '../support/small-table.js';
 const io = new LocalFileIO();
 const require = createRequire(import.meta.url);
 
-/** The rewrite function and its worker bundled as the construct bundles them, alone in a new folder. */
-function rewriteBundle(): string {
-  const dir = join(tempDir('packice-worker-bundle-'), 'function');
+/** A step's function and its worker bundled as the construct bundles them, alone in a new folder (the rewrite's with its wasm). */
+function bundle(step: 'rewrite' | 'plan', worker: string): string {
+  const dir = join(tempDir(`packice-${step}-worker-bundle-`), 'function');
   const common = { ...ESBUILD_OPTIONS, bundle: true, logLevel: 'warning', sourcemap: false } as const;
-  buildSync({ ...common, entryPoints: [join(REPO_ROOT, 'functions', 'rewrite.ts')], outfile: join(dir, 'index.js') });
-  const workers = WORKER_BUNDLES.filter((w) => w.step === 'rewrite');
-  expect(workers.map((w) => w.fileName)).toEqual(['decode-worker.js']);
+  buildSync({ ...common, entryPoints: [join(REPO_ROOT, 'functions', `${step}.ts`)], outfile: join(dir, 'index.js') });
+  const workers = WORKER_BUNDLES.filter((w) => w.step === step);
+  expect(workers.map((w) => w.fileName)).toEqual([worker]);
   for (const w of workers) buildSync({ ...common, entryPoints: [join(REPO_ROOT, w.entry)], outfile: join(dir, w.fileName) });
-  for (const w of WASM_FILES) copyFileSync(require.resolve(w.module), join(dir, w.fileName));
+  if (step === 'rewrite') for (const w of WASM_FILES) copyFileSync(require.resolve(w.module), join(dir, w.fileName));
   return dir;
 }
 
 describe('the rewrite bundle', () => {
   it('merges small row groups page by page where it has a native ZSTD (node:zlib: Node 22, the Lambda\'s), as this thread does', async () => {
-    const dir = rewriteBundle();
+    const dir = bundle('rewrite', 'decode-worker.js');
     const location = join(tempDir(), 'bundle-merge');
     const t = await fillSmallTable(await createNewTable(io, location, { formatVersion: 2, ...SMALL_TABLE_SPEC }));
     const plan = await planCompaction(io, t.metadata, { table: { location }, policy: { minInputFiles: 2 } });
@@ -67,7 +67,7 @@ describe('the rewrite bundle', () => {
   });
 
   it('starts its decode workers from decode-worker.js beside index.js, and rewrites as this thread does', async () => {
-    const dir = rewriteBundle();
+    const dir = bundle('rewrite', 'decode-worker.js');
 
     const location = join(tempDir(), 'bundle-workers');
     // Every input decoded: where the bundle has a native ZSTD (node:zlib on Node 22, the Lambda's) its small
@@ -108,12 +108,7 @@ describe('the rewrite bundle', () => {
 
 describe('the plan bundle', () => {
   it('starts its decode workers from plan-worker.js beside index.js, and plans as this thread does', async () => {
-    const dir = join(tempDir('packice-plan-worker-bundle-'), 'function');
-    const common = { ...ESBUILD_OPTIONS, bundle: true, logLevel: 'warning', sourcemap: false } as const;
-    buildSync({ ...common, entryPoints: [join(REPO_ROOT, 'functions', 'plan.ts')], outfile: join(dir, 'index.js') });
-    const workers = WORKER_BUNDLES.filter((w) => w.step === 'plan');
-    expect(workers.map((w) => w.fileName)).toEqual(['plan-worker.js']);
-    for (const w of workers) buildSync({ ...common, entryPoints: [join(REPO_ROOT, w.entry)], outfile: join(dir, w.fileName) });
+    const dir = bundle('plan', 'plan-worker.js');
 
     const location = join(tempDir(), 'bundle-plan-workers');
     const t = await fillSmallTable(await createNewTable(io, location, { formatVersion: 2, ...SMALL_TABLE_SPEC, properties: { [PLAN_DECODE_WORKERS_PROPERTY]: '2' } }));
