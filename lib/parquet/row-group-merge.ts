@@ -57,7 +57,7 @@ import { PageType, readPages, type Page } from './page-compression.js';
 import { bitWidth, decodeBitPacked, decodeHybrid, decodeRuns, encodeHybrid, encodeRuns, RleError, Runs } from './rle.js';
 import { less, statValue } from './statistics-metrics.js';
 import {
-  ThriftType, typedField, typedFields, typedItems, typedList, typedNumber, writeTypedStruct, type TypedField,
+  ThriftType, TypedThriftReader, typedField, typedFields, typedItems, typedList, typedNumber, writeTypedStruct, type TypedField,
 } from './thrift.js';
 
 const utf8 = new TextEncoder();
@@ -448,25 +448,79 @@ function newHeader(p: DataPage, uncompressed: number, compressed: number, encodi
   ], [PAGE.CRC]));
 }
 
-/** The page rebuilt with `values` (a new values section in `encoding`). */
-function rebuilt(p: DataPage, values: Uint8Array, encoding: number, codec: PageCodec): Uint8Array[] {
-  if (p.v2) {
-    const h = headerStruct(p.page, PAGE.V2);
-    const body = typedField(h, 7) !== false ? codec.compress(values) : values;
-    return [newHeader(p, p.levels.length + values.length, p.levels.length + body.length, encoding), p.levels, body];
-  }
+/**
+ * The page rebuilt with `values` (a new values section in `encoding`): its parts as written, and
+ * its payload before compression (what the proof walks: WrittenPage).
+ */
+function rebuilt(p: DataPage, values: Uint8Array, encoding: number, codec: PageCodec): { parts: Uint8Array[]; written: WrittenPage } {
   const whole = new Uint8Array(p.levels.length + values.length);
   whole.set(p.levels, 0);
   whole.set(values, p.levels.length);
+  if (p.v2) {
+    const h = headerStruct(p.page, PAGE.V2);
+    const body = typedField(h, 7) !== false ? codec.compress(values) : values;
+    const header = newHeader(p, whole.length, p.levels.length + body.length, encoding);
+    // The levels as taken apart may be a view of a buffer the next page reuses: the copy in `whole` is written.
+    const levels = whole.subarray(0, p.levels.length);
+    return { parts: [header, levels, body], written: { header, payload: whole, compressed: levels.length + body.length } };
+  }
   const body = codec.compress(whole);
-  return [newHeader(p, whole.length, body.length, encoding), body];
+  const header = newHeader(p, whole.length, body.length, encoding);
+  return { parts: [header, body], written: { header, payload: whole, compressed: body.length } };
+}
+
+/**
+ * A page as the writer hands it over: its header's bytes, its payload before compression (a v2
+ * page's levels then its values), and how many bytes follow the header once compressed.
+ */
+interface WrittenPage {
+  readonly header: Uint8Array;
+  readonly payload: Uint8Array;
+  readonly compressed: number;
+}
+
+function sized(data: Uint8Array, size: number): Uint8Array {
+  if (data.length !== size) throw new RleError(`a page payload of ${data.length} bytes before compression, its header says ${size}`);
+  return data;
+}
+
+/** The "codec" of payloads walked before compression: they are what a reader decompresses them to. */
+const BEFORE_COMPRESSION: PageCodec = {
+  decompress: sized,
+  decompressTransient: sized,
+  compress: () => {
+    throw new RleError('pages walked before compression are not compressed again');
+  },
+};
+
+/**
+ * A written page as the proof walks it (with BEFORE_COMPRESSION): its header parsed from the bytes
+ * written, which must name the payload's size and the compressed bytes that follow.
+ */
+function writtenPage(w: WrittenPage): { chunk: Uint8Array; page: Page } {
+  const r = new TypedThriftReader(w.header, 0);
+  const header = r.typedStruct();
+  if (r.offset !== w.header.length) throw new RleError(`a page header written in ${w.header.length} bytes reads as ${r.offset}`);
+  const type = typedNumber(typedField(header, PAGE.TYPE));
+  const uncompressed = typedNumber(typedField(header, PAGE.UNCOMPRESSED));
+  const compressed = typedNumber(typedField(header, PAGE.COMPRESSED));
+  if (uncompressed !== w.payload.length) throw new RleError(`a page header written says ${uncompressed} bytes uncompressed, its payload is ${w.payload.length}`);
+  if (compressed !== w.compressed) throw new RleError(`a page header written says ${compressed} bytes compressed, ${w.compressed} follow it`);
+  return { chunk: w.payload, page: { type, header, start: 0, payloadStart: 0, end: w.payload.length, uncompressedSize: uncompressed } };
+}
+
+/** The values of a dictionary page as written (its payload before compression), as the proof walks them. */
+function writtenDictionary(w: WrittenPage, leaf: Leaf): PlainValues {
+  const { chunk, page } = writtenPage(w);
+  if (page.type !== PageType.DICTIONARY_PAGE) throw new RleError(`a dictionary page written as type ${page.type}`);
+  return dictionaryValues(chunk, page, BEFORE_COMPRESSION, leaf);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Dictionaries
 
 /** A dictionary page of `values` (`count` of them), its header after `source`'s (the encoding it names kept). */
-function dictionaryPage(source: Page, values: Uint8Array, count: number, codec: PageCodec): { parts: Uint8Array[]; uncompressed: number; encoding: number } {
+function dictionaryPage(source: Page, values: Uint8Array, count: number, codec: PageCodec): { parts: Uint8Array[]; uncompressed: number; encoding: number; written: WrittenPage } {
   const inner = edit(headerStruct(source, PAGE.DICTIONARY), [{ id: 1, type: ThriftType.I32, value: count }], [3]);
   const body = codec.compress(values);
   const header = writeTypedStruct([
@@ -475,7 +529,10 @@ function dictionaryPage(source: Page, values: Uint8Array, count: number, codec: 
     { id: PAGE.COMPRESSED, type: ThriftType.I32, value: body.length },
     { id: PAGE.DICTIONARY, type: ThriftType.Struct, value: inner },
   ]);
-  return { parts: [header, body], uncompressed: header.length + values.length, encoding: typedNumber(typedField(inner, 2)) };
+  return {
+    parts: [header, body], uncompressed: header.length + values.length, encoding: typedNumber(typedField(inner, 2)),
+    written: { header, payload: values, compressed: body.length },
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -667,6 +724,16 @@ export interface MergedSegment {
   readonly modes: readonly ColumnMode[];
   /** Per column: its data pages in the output (`bytes`, `values`), or its level count (`coalesced`). */
   readonly pages: readonly number[];
+  /**
+   * Its digest as written: the same walk the proof would make of the output's pages, made as the
+   * writer handed each over before compressing it. What the proof yields once the row group's
+   * chunks re-read from storage are those written (`chunks`).
+   */
+  readonly written: Digest;
+  /** XXH64 of each column chunk of its output row group as written (compressed): shared by the row group's segments. */
+  readonly chunks: readonly Digest[];
+  /** The schema signature hashed into its digests: the proof checks the footer re-read holds that schema. */
+  readonly signature: string;
 }
 
 export type ColumnMode = 'bytes' | 'values' | 'coalesced' | 'indexed';
@@ -737,8 +804,8 @@ function headerOf(page: Page): number {
  * hash and records its page count and mode.
  */
 function mergeColumn(
-  k: number, leaf: Leaf, groups: readonly SourceGroup[], hashes: readonly DigestHash[], pageCounts: number[][], modes: ColumnMode[][],
-  codec: PageCodec | undefined, options: MergeOptions,
+  k: number, leaf: Leaf, groups: readonly SourceGroup[], hashes: readonly DigestHash[], outHashes: readonly DigestHash[], pageCounts: number[][],
+  modes: ColumnMode[][], codec: PageCodec | undefined, options: MergeOptions,
 ): BuiltChunk {
   const parts: Uint8Array[] = [];
   let compressed = 0;
@@ -770,8 +837,11 @@ function mergeColumn(
   const plain = anyDict && merged === undefined;
 
   let dictionaryLength = 0;
+  // The output's dictionary as the proof's walk reads it: from the dictionary page as written.
+  let outDict: PlainValues | undefined;
   if (merged) {
     const page = dictionaryPage(dicts.find((d) => d !== undefined)!, merged, mergedCount, codec!);
+    outDict = writtenDictionary(page.written, leaf);
     add(page.parts, page.uncompressed);
     dictionaryLength = compressed;
     count(PageType.DICTIONARY_PAGE, page.encoding);
@@ -785,12 +855,16 @@ function mergeColumn(
     pageCounts[i][k] = data.length;
     modes[i][k] = dict !== undefined ? 'values' : 'bytes';
     const h = hashes[i];
+    const outH = outHashes[i];
     h.update(`column ${k} ${modes[i][k]} ${data.length}\n`);
+    outH.update(`column ${k} ${modes[i][k]} ${data.length}\n`);
     for (const page of data) {
       if (page.type !== PageType.DATA_PAGE && page.type !== PageType.DATA_PAGE_V2) throw new RleError(`a page of type ${page.type} among data pages`);
       if (!dict) {
         const bytes = chunk.subarray(page.start, page.end);
         h.update(bytes);
+        // Written as they are: the output side hashes the bytes it hands over (the chunk digest covers their upload).
+        outH.update(bytes);
         add([bytes], headerOf(page) + page.uncompressedSize);
         const encoding = encodingOf(page);
         // Copied as it is, it would index the merged dictionary.
@@ -803,6 +877,8 @@ function mergeColumn(
       hashLogical(h, p, held);
       const indices = held.indices;
       if (!indices) {
+        // Written byte for byte, its values not indexed: the output holds what was read, hashed alike.
+        hashLogical(outH, p, held);
         add([chunk.subarray(page.start, page.end)], headerOf(page) + page.uncompressedSize);
         count(page.type, p.encoding);
         continue;
@@ -822,7 +898,10 @@ function mergeColumn(
         encoding = p.encoding;
       }
       const out = rebuilt(p, values, encoding, codec!);
-      add(out, out[0].length + p.levels.length + values.length);
+      const w = writtenPage(out.written);
+      const q = takeApart(w.chunk, w.page, leaf, BEFORE_COMPRESSION);
+      hashLogical(outH, q, valuesOf(q, outDict));
+      add(out.parts, out.parts[0].length + p.levels.length + values.length);
       count(page.type, encoding);
     }
   }));
@@ -970,7 +1049,9 @@ function joined<T extends Uint8Array | Int32Array>(parts: readonly T[], make: (n
 }
 
 /** The page `a` holds, as bytes: header then payload, in version `v2` or v1, its values in `encoding`. */
-function assembledPage(a: PageAssembly, leaf: Leaf, v2: boolean, encoding: number, width: number, codec: PageCodec): { parts: Uint8Array[]; uncompressed: number } {
+function assembledPage(
+  a: PageAssembly, leaf: Leaf, v2: boolean, encoding: number, width: number, codec: PageCodec,
+): { parts: Uint8Array[]; uncompressed: number; written: WrittenPage } {
   const levels = (runs: Runs, max: number): Uint8Array => (max === 0 ? new Uint8Array(0) : encodeRuns(runs, bitWidth(max)));
   const rep = levels(a.rep, leaf.maxRep);
   const def = levels(a.def, leaf.maxDef);
@@ -1003,7 +1084,15 @@ function assembledPage(a: PageAssembly, leaf: Leaf, v2: boolean, encoding: numbe
         ],
       },
     ]);
-    return { parts: [header, rep, def, body], uncompressed: header.length + rep.length + def.length + values.length };
+    // The payload before compression, levels then values, for the proof's walk (v2 pages are rarely coalesced: a copy).
+    const payload = new Uint8Array(rep.length + def.length + values.length);
+    payload.set(rep, 0);
+    payload.set(def, rep.length);
+    payload.set(values, rep.length + def.length);
+    return {
+      parts: [header, rep, def, body], uncompressed: header.length + rep.length + def.length + values.length,
+      written: { header, payload, compressed: rep.length + def.length + body.length },
+    };
   }
   const prefixed = (b: Uint8Array, max: number): number => (max === 0 ? 0 : 4 + b.length);
   const levelBytes = prefixed(rep, leaf.maxRep) + prefixed(def, leaf.maxDef);
@@ -1038,7 +1127,8 @@ function assembledPage(a: PageAssembly, leaf: Leaf, v2: boolean, encoding: numbe
       ],
     },
   ]);
-  return { parts: [header, body], uncompressed: header.length + whole.length };
+  // `whole` is a view of the assembly's buffer: the proof walks it before the assembly is reset.
+  return { parts: [header, body], uncompressed: header.length + whole.length, written: { header, payload: whole, compressed: body.length } };
 }
 
 /**
@@ -1072,8 +1162,8 @@ class SegmentPieces {
  * fits, else they are written plain.
  */
 function coalesceColumn(
-  k: number, leaf: Leaf, groups: readonly SourceGroup[], hasher: DigestHasher, hashes: readonly DigestHash[], pageCounts: number[][], modes: ColumnMode[][],
-  codec: PageCodec, options: MergeOptions,
+  k: number, leaf: Leaf, groups: readonly SourceGroup[], hasher: DigestHasher, hashes: readonly DigestHash[], outHashes: readonly DigestHash[],
+  pageCounts: number[][], modes: ColumnMode[][], codec: PageCodec, options: MergeOptions,
 ): BuiltChunk {
   const parts: Uint8Array[] = [];
   let compressed = 0;
@@ -1102,6 +1192,8 @@ function coalesceColumn(
   let indexEncoding: number = Encoding.RLE_DICTIONARY;
   let dictEncoding: number = Encoding.PLAIN;
   let tag = '';
+  // The output's dictionary as the proof's walk reads it: from the dictionary page as written.
+  let outDict: PlainValues | undefined;
   const dictPrints = allIndexed ? decoded.map((d) => d && fingerprints(d)) : [];
   const union = allIndexed ? dictionaryUnion(decoded, dictPrints, options.dictionaryBytes) : undefined;
   if (union) {
@@ -1110,6 +1202,7 @@ function coalesceColumn(
     tag = dictionaryTag(hasher, union.values, union.count);
     const page = dictionaryPage(dictPages.find((d) => d !== undefined)!, union.values, union.count, codec);
     emit(page.parts, page.uncompressed, PageType.DICTIONARY_PAGE, page.encoding);
+    outDict = writtenDictionary(page.written, leaf);
     width = bitWidth(union.count - 1);
     indexEncoding = first ? encodingOf(first) : Encoding.RLE_DICTIONARY;
     dictEncoding = page.encoding;
@@ -1117,10 +1210,14 @@ function coalesceColumn(
   const dictionaryLength = compressed;
   const encoding = remaps ? indexEncoding : Encoding.PLAIN;
 
+  // The output side of the proof: each page walked as written, before compression.
+  const walk = new CoalescedWalk(k, leaf, remaps ? 'indexed' : 'coalesced', outDict, hasher, outHashes, groups.map(() => undefined));
   const page = new PageAssembly();
   const flush = (): void => {
     if (page.numValues === 0) return;
     const out = assembledPage(page, leaf, v2, encoding, width, codec);
+    const w = writtenPage(out.written);
+    walk.page(w.chunk, w.page, BEFORE_COMPRESSION);
     emit(out.parts, out.uncompressed, v2 ? PageType.DATA_PAGE_V2 : PageType.DATA_PAGE, encoding);
     page.reset();
   };
@@ -1188,8 +1285,10 @@ function coalesceColumn(
     modes[i][k] = remaps ? 'indexed' : 'coalesced';
     pieces.finish(k, modes[i][k], levels, tag);
     pageCounts[i][k] = levels;
+    walk.close(i, levels);
   }));
   flush();
+  walk.end();
 
   return {
     parts, compressed, uncompressed, dictionaryLength, plain: !remaps && indexed,
@@ -1413,34 +1512,60 @@ function takeRuns(src: Runs, cursor: { run: number; used: number }, n: number, o
   return hit;
 }
 
-/** Recomputes a coalesced column's segment hashes from its output pages (after the dictionary page, if any). */
-function rehashCoalesced(
-  k: number, leaf: Leaf, chunk: Uint8Array, pages: readonly Page[], dict: PlainValues | undefined,
-  segments: readonly MergedSegment[], hasher: DigestHasher, hashes: readonly DigestHash[], codec: PageCodec | undefined,
-): void {
-  if (!codec) throw new RleError('no codec to read coalesced pages');
-  const mode = segments[0].modes[k];
-  const indexed = mode === 'indexed';
-  if (indexed && !dict) throw new RleError(`column ${k} was written dictionary-indexed but has no dictionary`);
-  const tag = indexed ? dictionaryTag(hasher, dict!.bytes, dict!.offsets.length - 1) : '';
-  const width = indexed ? 4 : plainWidth(leaf);
-  let i = 0;
-  let pieces = new SegmentPieces(hashes[0]);
-  let left = segments[0].pages[k];
-  const settle = (): void => {
-    while (i < segments.length && left === 0) {
-      if (segments[i].modes[k] !== mode) throw new RleError(`column ${k} mixes ${mode} and ${segments[i].modes[k]} segments`);
-      pieces.finish(k, mode, segments[i].pages[k], tag);
-      i++;
-      if (i < segments.length) pieces = new SegmentPieces(hashes[i]);
-      left = i < segments.length ? segments[i].pages[k] : 0;
+/**
+ * The walk of a coalesced column's output pages (after the dictionary page, if any) that hashes
+ * each segment by its level runs and values, however pages cut them: fed one page at a time, as
+ * the writer hands each over before compressing it (BEFORE_COMPRESSION), so the chunk is never
+ * held whole. Segment `i` takes `counts[i]` levels; a count not yet known (the segment is still
+ * being written) takes the rest of each page until `close` names it.
+ */
+class CoalescedWalk {
+  private i = 0;
+  private taken = 0;
+  private left: number | undefined;
+  private pieces: SegmentPieces | undefined;
+  private readonly tag: string;
+  private readonly width: number;
+
+  constructor(
+    private readonly k: number, private readonly leaf: Leaf, private readonly mode: ColumnMode, private readonly dict: PlainValues | undefined,
+    hasher: DigestHasher, private readonly hashes: readonly DigestHash[], private readonly counts: (number | undefined)[],
+  ) {
+    const indexed = mode === 'indexed';
+    if (indexed && !dict) throw new RleError(`column ${k} was written dictionary-indexed but has no dictionary`);
+    this.tag = indexed ? dictionaryTag(hasher, dict!.bytes, dict!.offsets.length - 1) : '';
+    this.width = indexed ? 4 : plainWidth(leaf);
+    this.left = counts[0];
+    this.pieces = hashes.length > 0 ? new SegmentPieces(hashes[0]) : undefined;
+    this.settle();
+  }
+
+  /** Segment `i` holds `levels` levels in all. */
+  close(i: number, levels: number): void {
+    if (i < this.i || this.counts[i] !== undefined) throw new RleError(`column ${this.k}: segment ${i} closed twice`);
+    this.counts[i] = levels;
+    if (i !== this.i) return;
+    this.left = levels - this.taken;
+    if (this.left < 0) throw new RleError(`column ${this.k} holds more values than segment ${i}'s ${levels}`);
+    this.settle();
+  }
+
+  private settle(): void {
+    while (this.i < this.hashes.length && this.left === 0) {
+      this.pieces!.finish(this.k, this.mode, this.counts[this.i]!, this.tag);
+      this.i++;
+      this.taken = 0;
+      this.left = this.i < this.hashes.length ? this.counts[this.i] : 0;
+      this.pieces = this.i < this.hashes.length ? new SegmentPieces(this.hashes[this.i]) : undefined;
     }
-  };
-  settle();
-  for (const page of pages) {
+  }
+
+  /** One output page: its payload is taken apart by `codec` (BEFORE_COMPRESSION at write time). */
+  page(chunk: Uint8Array, page: Page, codec: PageCodec): void {
+    const { k, leaf, dict } = this;
     const p = takeApart(chunk, page, leaf, codec);
     let values: Uint8Array;
-    if (indexed) {
+    if (this.mode === 'indexed') {
       if (!isDictionaryEncoding(p.encoding)) throw new RleError(`a page of column ${k}, written dictionary-indexed, holds values in encoding ${p.encoding}`);
       values = bytesOf(indicesOf(p, dict!.offsets.length - 1, true));
     } else values = valuesOf(p, dict).values;
@@ -1449,20 +1574,26 @@ function rehashCoalesced(
     let at = 0;
     let vat = 0;
     while (at < p.numValues) {
-      if (i >= segments.length) throw new RleError(`column ${k} holds more values than its segments`);
-      const take = Math.min(left, p.numValues - at);
+      if (this.i >= this.hashes.length) throw new RleError(`column ${k} holds more values than its segments`);
+      const pieces = this.pieces!;
+      const take = this.left === undefined ? p.numValues - at : Math.min(this.left, p.numValues - at);
       if (p.rep) takeRuns(p.rep, repAt, take, pieces.rep, 0);
       const nonNull = p.def ? takeRuns(p.def, defAt, take, pieces.def, leaf.maxDef) : take;
-      const n = plainBytes(values, vat, nonNull, width);
+      const n = plainBytes(values, vat, nonNull, this.width);
       pieces.values(values.subarray(vat, vat + n));
       vat += n;
       at += take;
-      left -= take;
-      settle();
+      this.taken += take;
+      if (this.left !== undefined) this.left -= take;
+      this.settle();
     }
     if (vat !== values.length) throw new RleError(`a page of column ${k} holds ${values.length - vat} bytes past its values`);
   }
-  if (i < segments.length) throw new RleError(`column ${k} holds fewer values than its segments`);
+
+  /** After the last page: every segment must be closed and complete. */
+  end(): void {
+    if (this.i < this.hashes.length) throw new RleError(`column ${this.k} holds fewer values than its segments`);
+  }
 }
 
 /** Runs `fn` on source row group `g`'s column `k`: what fails there is named after its file and row group. */
@@ -1518,6 +1649,8 @@ export async function writeMergedFile(
 
   const build = (groups: SourceGroup[]): { parts: Uint8Array[]; rowGroup: TypedField[] } => {
     const hashes = groups.map((g) => segmentHash(hasher, g.rows, template.signature));
+    const outHashes = groups.map((g) => segmentHash(hasher, g.rows, template.signature));
+    const chunkDigests: Digest[] = [];
     const pageCounts = groups.map(() => new Array<number>(leaves.length));
     const modes = groups.map(() => new Array<ColumnMode>(leaves.length));
     const rgStart = at;
@@ -1533,13 +1666,16 @@ export async function writeMergedFile(
       try {
         if (dropping && !coalescable(leaf, groups, k, codecs[k], options, true)) throw new RleError('deleted rows cannot be dropped from its pages (deleteProblem)');
         chunk = dropping || coalescable(leaf, groups, k, codecs[k], options)
-          ? coalesceColumn(k, leaf, groups, hasher, hashes, pageCounts, modes, codecs[k]!, options)
-          : mergeColumn(k, leaf, groups, hashes, pageCounts, modes, codecs[k], options);
+          ? coalesceColumn(k, leaf, groups, hasher, hashes, outHashes, pageCounts, modes, codecs[k]!, options)
+          : mergeColumn(k, leaf, groups, hashes, outHashes, pageCounts, modes, codecs[k], options);
       } catch (e) {
         if (e instanceof PackiceError) throw e;
         throw fileFault(groups[0].part.source.path, e, `merging column ${template.leafPaths[k].join('.')} of ${groups.length} row groups starting here`);
       }
       if (chunk.plain) plainColumns++;
+      const ch = hasher();
+      for (const b of chunk.parts) ch.update(b);
+      chunkDigests.push(ch.digest());
       const start = at;
       const dictionary = chunk.dictionaryLength > 0 ? [{ id: 11, type: ThriftType.I64, value: start }] : [];
       const path = typedList(template.leafPaths[k].map((n) => utf8.encode(n)), ThriftType.Binary);
@@ -1557,7 +1693,10 @@ export async function writeMergedFile(
     const segments: MergedSegment[] = [];
     let firstRow = rows;
     groups.forEach((g, i) => {
-      segments.push({ part: g.part, rows: g.rows, deleted: g.deleted, firstRow, digest: hashes[i].digest(), pages: pageCounts[i], modes: modes[i] });
+      segments.push({
+        part: g.part, rows: g.rows, deleted: g.deleted, firstRow, digest: hashes[i].digest(), pages: pageCounts[i], modes: modes[i],
+        written: outHashes[i].digest(), chunks: chunkDigests, signature: template.signature,
+      });
       firstRow += g.rows;
     });
     rows += numRows;
@@ -1634,53 +1773,105 @@ export interface RereadSegment {
   readonly digest: Digest;
 }
 
-/** The digests of one output row group's segments, from its chunks' bytes as re-read. */
+/**
+ * What a ZSTD frame at the start of `b` says it decompresses to (undefined: it does not say). Only
+ * the first frame is read: the writer compresses each page as one frame.
+ */
+function zstdContentSize(b: Uint8Array): number | undefined {
+  if (b.length < 6 || b[0] !== 0x28 || b[1] !== 0xb5 || b[2] !== 0x2f || b[3] !== 0xfd) throw new RleError('a ZSTD page does not start with a ZSTD frame');
+  const descriptor = b[4];
+  const single = (descriptor >> 5) & 1;
+  const fcs = descriptor >> 6;
+  const at = 5 + (single ? 0 : 1) + [0, 1, 2, 4][descriptor & 3];
+  const size = fcs === 0 ? single : [0, 2, 4, 8][fcs];
+  if (size === 0) return undefined;
+  if (at + size > b.length) throw new RleError('a ZSTD frame header is cut short');
+  const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  if (size === 1) return b[at];
+  if (size === 2) return view.getUint16(at, true) + 256;
+  if (size === 4) return view.getUint32(at, true);
+  return view.getUint32(at, true) + view.getUint32(at + 4, true) * 2 ** 32;
+}
+
+/** Throws unless a compressed payload's own framing names `size` bytes uncompressed, where that is cheap to read (ZSTD, GZIP). */
+function checkFraming(codec: number, data: Uint8Array, size: number): void {
+  if (codec === Codec.ZSTD) {
+    const content = zstdContentSize(data);
+    if (content !== undefined && content !== size) throw new RleError(`a ZSTD frame of ${content} bytes where the page header says ${size}`);
+  } else if (codec === Codec.GZIP) {
+    if (data.length < 18 || data[0] !== 0x1f || data[1] !== 0x8b) throw new RleError('a GZIP page does not start with a GZIP member');
+    const isize = new DataView(data.buffer, data.byteOffset, data.byteLength).getUint32(data.length - 4, true);
+    if (isize !== size % 2 ** 32) throw new RleError(`a GZIP member of ${isize} bytes where the page header says ${size}`);
+  } else if (codec === Codec.UNCOMPRESSED) {
+    if (data.length !== size) throw new RleError(`an uncompressed payload of ${data.length} bytes where the page header says ${size}`);
+  }
+}
+
+/**
+ * The digests of one output row group's segments, checked against its chunks' bytes as re-read:
+ * each chunk must be, by XXH64, the one written; its pages must fill it, their headers agree with
+ * the footer's ColumnMetaData (values, uncompressed size) and with what the writer recorded (data
+ * pages, or values when coalesced), and each compressed payload's framing with its header's size.
+ * The digests are then those the writer took from the output's pages before compressing them
+ * (MergedSegment.written): nothing is decompressed here.
+ */
 function segmentDigests(
-  hasher: DigestHasher, leaves: readonly Leaf[], codecs: readonly (PageCodec | undefined)[], signature: string,
-  segments: readonly MergedSegment[], bytes: readonly Uint8Array[], rows: number,
+  hasher: DigestHasher, leaves: readonly Leaf[], spans: readonly ChunkSpan[], segments: readonly MergedSegment[], bytes: readonly Uint8Array[], rows: number,
 ): Digest[] {
   // The rows the writer recorded must be the footer's, and a non-repeated column's values its rows.
   const recorded = segments.reduce((n, s) => n + s.rows, 0);
   if (recorded !== rows) throw new RleError(`the row group holds ${rows} rows, its segments ${recorded}`);
+  if (segments.length === 0) throw new RleError('a row group with no segment was written');
   leaves.forEach((leaf, k) => {
     for (const s of segments) {
       if (isCoalesced(s.modes[k]) && leaf.maxRep === 0 && s.pages[k] !== s.rows) throw new RleError(`column ${k} holds ${s.pages[k]} values for ${s.rows} rows`);
     }
   });
-  const hashes = segments.map((s) => segmentHash(hasher, s.rows, signature));
-  leaves.forEach((leaf, k) => {
+  const chunks = segments[0].chunks;
+  if (segments.some((s) => s.chunks !== chunks)) throw new RleError('the segments of a row group name different chunks');
+  if (bytes.length !== leaves.length || chunks.length !== leaves.length) throw new RleError(`${bytes.length} column chunks re-read, ${chunks.length} written, ${leaves.length} leaves`);
+  leaves.forEach((_, k) => {
     const chunk = bytes[k];
+    const [high, low] = hasher().update(chunk).digest();
+    if (high !== chunks[k][0] || low !== chunks[k][1]) throw new RleError(`column ${k}'s chunk as re-read is not the chunk written`);
+    const meta = spans[k].meta;
+    const codec = typedNumber(typedField(meta, 4));
+    const coalesced = isCoalesced(segments[0].modes[k]);
+    if (segments.some((s) => isCoalesced(s.modes[k]) !== coalesced)) throw new RleError(`column ${k} mixes coalesced and copied segments`);
     const pages = readPages(chunk, 0, chunk.length);
-    let dict: PlainValues | undefined;
-    let next = 0;
-    const d = dictionaryPageOf(pages);
-    if (d) {
-      if (!codecs[k]) throw new RleError('no codec to read the dictionary page');
-      dict = dictionaryValues(chunk, d, codecs[k]!, leaf);
-      next = 1;
-    }
-    if (segments.length > 0 && isCoalesced(segments[0].modes[k])) {
-      rehashCoalesced(k, leaf, chunk, pages.slice(next), dict, segments, hasher, hashes, codecs[k]);
-      return;
-    }
-    segments.forEach((s, i) => {
-      const n = s.pages[k];
-      const h = hashes[i];
-      if (isCoalesced(s.modes[k])) throw new RleError(`column ${k} mixes coalesced and copied segments`);
-      h.update(`column ${k} ${s.modes[k]} ${n}\n`);
-      for (let j = 0; j < n; j++) {
-        const page = pages[next++];
-        if (!page) throw new RleError(`column ${k} has fewer pages than its segments`);
-        if (s.modes[k] === 'bytes') h.update(chunk.subarray(page.start, page.end));
-        else {
-          const p = takeApart(chunk, page, leaf, codecs[k]!);
-          hashLogical(h, p, valuesOf(p, dict));
-        }
+    let values = 0;
+    let data = 0;
+    let uncompressed = 0;
+    pages.forEach((page, j) => {
+      uncompressed += headerOf(page) + page.uncompressedSize;
+      const payload = chunk.subarray(page.payloadStart, page.end);
+      if (page.type === PageType.DICTIONARY_PAGE) {
+        if (j !== 0) throw new RleError(`column ${k} has a dictionary page after its first page`);
+        checkFraming(codec, payload, page.uncompressedSize);
+        return;
       }
+      if (page.type === PageType.DATA_PAGE) {
+        values += typedNumber(typedField(headerStruct(page, PAGE.V1), 1));
+        checkFraming(codec, payload, page.uncompressedSize);
+      } else if (page.type === PageType.DATA_PAGE_V2) {
+        const h = headerStruct(page, PAGE.V2);
+        values += typedNumber(typedField(h, 1));
+        const levels = typedNumber(typedField(h, 5)) + typedNumber(typedField(h, 6));
+        if (levels > payload.length || levels > page.uncompressedSize) throw new RleError(`levels of ${levels} bytes exceed a page of column ${k}`);
+        const rest = payload.subarray(levels);
+        if (typedField(h, 7) !== false) checkFraming(codec, rest, page.uncompressedSize - levels);
+        else if (rest.length !== page.uncompressedSize - levels) throw new RleError(`an uncompressed page of column ${k} of ${payload.length} bytes claims ${page.uncompressedSize}`);
+      } else throw new RleError(`a page of type ${page.type} in column ${k}`);
+      data++;
     });
-    if (next !== pages.length) throw new RleError(`column ${k} has ${pages.length - next} pages past its segments`);
+    const want = segments.reduce((n, s) => n + s.pages[k], 0);
+    if (coalesced ? values !== want : data !== want) throw new RleError(`column ${k} holds ${coalesced ? values : data} ${coalesced ? 'values' : 'data pages'}, its segments ${want}`);
+    const metaValues = typedNumber(typedField(meta, 5));
+    if (values !== metaValues) throw new RleError(`column ${k}'s pages hold ${values} values, its metadata says ${metaValues}`);
+    const metaUncompressed = typedNumber(typedField(meta, 6));
+    if (uncompressed !== metaUncompressed) throw new RleError(`column ${k}'s pages take ${uncompressed} bytes uncompressed, its metadata says ${metaUncompressed}`);
   });
-  return hashes.map((h) => h.digest());
+  return segments.map((s) => s.written);
 }
 
 /**
@@ -1695,7 +1886,7 @@ export async function* mergedDigests(
 ): AsyncGenerator<RereadSegment> {
   interface Group {
     input: InputFile; index: number; spans: ChunkSpan[]; bytes: number; rows: number;
-    leaves: Leaf[]; codecs: (PageCodec | undefined)[]; signature: string; segments: readonly MergedSegment[];
+    leaves: Leaf[]; segments: readonly MergedSegment[];
   }
   const hasher = await digestHasher();
   const groups: Group[] = [];
@@ -1703,14 +1894,15 @@ export async function* mergedDigests(
     const input = io.newInputFile(f.path, f.length);
     const read = await readFooter(input);
     const leaves = leavesOf(read.footer, options.writeSchema);
+    // The schema written is the one the writer hashed into every segment's digest.
     const signature = schemaSignature(typedItems(typedField(read.typed, 2)));
+    if (f.rowGroups.flat().some((s) => s.signature !== signature)) throw new InvalidFileError('its schema is not the one its segments were hashed with', { path: f.path });
     const rgs = typedItems(typedField(read.typed, 4));
     if (rgs.length !== f.rowGroups.length) throw new InvalidFileError(`holds ${rgs.length} row groups, ${f.rowGroups.length} were written`, { path: f.path });
     rgs.forEach((rg, index) => {
       const spans = chunkSpans(typedFields(rg));
-      const codecs = spans.map((s) => pageCodec(typedNumber(typedField(s.meta, 4)), options.zstd, options.level));
       const bytes = spans.length === 0 ? 0 : Math.max(...spans.map((s) => s.end)) - Math.min(...spans.map((s) => s.start));
-      groups.push({ input, index, spans, bytes, rows: typedNumber(typedField(typedFields(rg), 3)), leaves, codecs, signature, segments: f.rowGroups[index] });
+      groups.push({ input, index, spans, bytes, rows: typedNumber(typedField(typedFields(rg), 3)), leaves, segments: f.rowGroups[index] });
     });
   }
   const reread = (g: Group): Promise<Uint8Array[]> => rereadChunks(g.input, g.index, g.spans);
@@ -1718,7 +1910,7 @@ export async function* mergedDigests(
   for await (const { item: g, value } of readWindow(groups, (x) => x.bytes, reread, window, options.stats)) {
     let digests: Digest[];
     try {
-      digests = segmentDigests(hasher, g.leaves, g.codecs, g.signature, g.segments, value, g.rows);
+      digests = segmentDigests(hasher, g.leaves, g.spans, g.segments, value, g.rows);
     } catch (e) {
       throw fileFault(g.input.path, e, `row group ${g.index} re-read for the proof`);
     }
