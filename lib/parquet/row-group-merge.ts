@@ -1875,6 +1875,62 @@ function segmentDigests(
 }
 
 /**
+ * The segments' digests recomputed from the chunks as re-read by decompressing every page and
+ * walking it (what the proof did before the writer walked its pages itself): `deep` re-reads
+ * (tests, and an operator who wants the compressor checked too) throw unless they are the digests
+ * the writer took before compressing.
+ */
+function rewalkedDigests(
+  hasher: DigestHasher, leaves: readonly Leaf[], spans: readonly ChunkSpan[], signature: string, segments: readonly MergedSegment[],
+  bytes: readonly Uint8Array[], options: Pick<MergeOptions, 'zstd' | 'level'>,
+): Digest[] {
+  const hashes = segments.map((s) => segmentHash(hasher, s.rows, signature));
+  leaves.forEach((leaf, k) => {
+    const codec = pageCodec(typedNumber(typedField(spans[k].meta, 4)), options.zstd, options.level);
+    const chunk = bytes[k];
+    const pages = readPages(chunk, 0, chunk.length);
+    let dict: PlainValues | undefined;
+    let next = 0;
+    const d = dictionaryPageOf(pages);
+    if (d) {
+      if (!codec) throw new RleError('no codec to read the dictionary page');
+      dict = dictionaryValues(chunk, d, codec, leaf);
+      next = 1;
+    }
+    if (isCoalesced(segments[0].modes[k])) {
+      if (!codec) throw new RleError('no codec to read coalesced pages');
+      const mode = segments[0].modes[k];
+      if (segments.some((s) => s.modes[k] !== mode)) throw new RleError(`column ${k} mixes ${mode} and other segments`);
+      const walk = new CoalescedWalk(k, leaf, mode, dict, hasher, hashes, segments.map((s) => s.pages[k]));
+      for (const page of pages.slice(next)) walk.page(chunk, page, codec);
+      walk.end();
+      return;
+    }
+    segments.forEach((s, i) => {
+      const n = s.pages[k];
+      const h = hashes[i];
+      h.update(`column ${k} ${s.modes[k]} ${n}\n`);
+      for (let j = 0; j < n; j++) {
+        const page = pages[next++];
+        if (!page) throw new RleError(`column ${k} has fewer pages than its segments`);
+        if (s.modes[k] === 'bytes') h.update(chunk.subarray(page.start, page.end));
+        else {
+          const p = takeApart(chunk, page, leaf, codec!);
+          hashLogical(h, p, valuesOf(p, dict));
+        }
+      }
+    });
+    if (next !== pages.length) throw new RleError(`column ${k} has ${pages.length - next} pages past its segments`);
+  });
+  const out = hashes.map((h) => h.digest());
+  out.forEach((d, i) => {
+    const w = segments[i].written;
+    if (d[0] !== w[0] || d[1] !== w[1]) throw new RleError(`segment ${i} decompressed and walked is not the segment the writer walked before compressing`);
+  });
+  return out;
+}
+
+/**
  * The segments' digests of merged files, re-read from storage: each file's footer, then every row
  * group through one read window (`reads`), yielded as their reads complete. What the proof
  * compares with the digests `writeMergedFile` took from the sources.
@@ -1882,11 +1938,14 @@ function segmentDigests(
 export async function* mergedDigests(
   io: FileIO,
   files: readonly { readonly path: string; readonly length: number; readonly rowGroups: readonly (readonly MergedSegment[])[] }[],
-  options: Pick<MergeOptions, 'writeSchema' | 'zstd' | 'level' | 'reads' | 'stats'>,
+  options: Pick<MergeOptions, 'writeSchema' | 'zstd' | 'level' | 'reads' | 'stats'> & {
+    /** Also decompress and walk every page, and throw unless that gives the digests the writer took (rewalkedDigests). */
+    readonly deep?: boolean;
+  },
 ): AsyncGenerator<RereadSegment> {
   interface Group {
     input: InputFile; index: number; spans: ChunkSpan[]; bytes: number; rows: number;
-    leaves: Leaf[]; segments: readonly MergedSegment[];
+    leaves: Leaf[]; signature: string; segments: readonly MergedSegment[];
   }
   const hasher = await digestHasher();
   const groups: Group[] = [];
@@ -1902,7 +1961,7 @@ export async function* mergedDigests(
     rgs.forEach((rg, index) => {
       const spans = chunkSpans(typedFields(rg));
       const bytes = spans.length === 0 ? 0 : Math.max(...spans.map((s) => s.end)) - Math.min(...spans.map((s) => s.start));
-      groups.push({ input, index, spans, bytes, rows: typedNumber(typedField(typedFields(rg), 3)), leaves, segments: f.rowGroups[index] });
+      groups.push({ input, index, spans, bytes, rows: typedNumber(typedField(typedFields(rg), 3)), leaves, signature, segments: f.rowGroups[index] });
     });
   }
   const reread = (g: Group): Promise<Uint8Array[]> => rereadChunks(g.input, g.index, g.spans);
@@ -1911,6 +1970,7 @@ export async function* mergedDigests(
     let digests: Digest[];
     try {
       digests = segmentDigests(hasher, g.leaves, g.spans, g.segments, value, g.rows);
+      if (options.deep) rewalkedDigests(hasher, g.leaves, g.spans, g.signature, g.segments, value, options);
     } catch (e) {
       throw fileFault(g.input.path, e, `row group ${g.index} re-read for the proof`);
     }

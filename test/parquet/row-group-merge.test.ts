@@ -80,10 +80,18 @@ async function merge(
   return { file, out, sources };
 }
 
+/**
+ * The proof's re-read: chunks checked against those written, digests from the writer's walk of its
+ * pages before compression; then the deep re-read, which decompresses and walks every page, must agree.
+ */
 async function reread(file: MergedFile): Promise<string[]> {
+  const files = [{ path: file.path, length: file.fileSizeInBytes, rowGroups: file.rowGroups }];
   const out: string[] = [];
-  for await (const s of mergedDigests(io, [{ path: file.path, length: file.fileSizeInBytes, rowGroups: file.rowGroups }], OPTIONS)) out.push(`${s.rows}:${s.digest.join(':')}`);
-  return out.sort();
+  for await (const s of mergedDigests(io, files, OPTIONS)) out.push(`${s.rows}:${s.digest.join(':')}`);
+  const deep: string[] = [];
+  for await (const s of mergedDigests(io, files, { ...OPTIONS, deep: true })) deep.push(`${s.rows}:${s.digest.join(':')}`);
+  expect(deep.sort()).toEqual(out.sort());
+  return out;
 }
 
 const written = (file: MergedFile): string[] => file.rowGroups.flat().map((s) => `${s.rows}:${s.digest.join(':')}`).sort();
