@@ -34,10 +34,15 @@
  * column by its values plain-encoded (or, dictionary-indexed on both sides, by its indices into
  * the output's dictionary and that dictionary's digest), then its level runs, however pages cut
  * them. The writer
- * computes each segment's digest from the source as read; the proof recomputes it from the
- * output re-read from storage, walking each output column chunk by the page or value counts the
- * writer recorded. A page or value lost, added, moved between columns or segments, or altered
- * changes a digest.
+ * computes each segment's digest from the source as read, and again from the output as it hands
+ * each page over before compressing it (its header parsed from the bytes written), walking each
+ * output column chunk by the page or value counts it records; and an XXH64 of each output column
+ * chunk as written. The proof re-reads every output row group from storage, checks each chunk's
+ * XXH64, its page headers against the footer and the recorded counts, and each payload's framing
+ * against its header's size, and then yields the output-side digests: a page or value lost, added,
+ * moved between columns or segments, or altered changes a digest, and a byte changed on storage
+ * fails the re-read. That the compressor's output decompresses to what was walked is checked only
+ * by the deep re-read (mergedDigests `deep`), which decompresses every page and walks it again.
  */
 import * as zlib from 'node:zlib';
 import { InvalidFileError, PackiceError } from '../errors.js';
