@@ -580,7 +580,11 @@ export class ChunkCopy {
     const files = this.written.map((f) => ({ path: f.path, length: f.fileSizeInBytes }));
     for await (const rg of rowGroupDigests(this.io, files, this.reads)) checkOut.addDigest(rg.digest[0], rg.digest[1], rg.rows);
     const merged = this.merged.map((f) => ({ path: f.path, length: f.fileSizeInBytes, rowGroups: f.rowGroups }));
-    for await (const s of mergedDigests(this.io, merged, this.mergeOptions())) checkOut.addDigest(s.digest[0], s.digest[1], s.rows);
+    // Each merged output's first row group is also decompressed and walked again: the writer's own walk
+    // came before compression, and this catches a compressor that does not give back what it took
+    // (a kept context gone wrong), for a share of what decompressing every row group would cost.
+    const deep = (_path: string, rowGroup: number): boolean => rowGroup === 0;
+    for await (const s of mergedDigests(this.io, merged, { ...this.mergeOptions(), deep })) checkOut.addDigest(s.digest[0], s.digest[1], s.rows);
   }
 
   /** Deletes every file this copy started (best effort). */

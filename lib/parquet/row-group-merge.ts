@@ -1944,8 +1944,11 @@ export async function* mergedDigests(
   io: FileIO,
   files: readonly { readonly path: string; readonly length: number; readonly rowGroups: readonly (readonly MergedSegment[])[] }[],
   options: Pick<MergeOptions, 'writeSchema' | 'zstd' | 'level' | 'reads' | 'stats'> & {
-    /** Also decompress and walk every page, and throw unless that gives the digests the writer took (rewalkedDigests). */
-    readonly deep?: boolean;
+    /**
+     * Also decompress and walk the pages of every row group (true) or of those it names (by file and
+     * row group index), and throw unless that gives the digests the writer took (rewalkedDigests).
+     */
+    readonly deep?: boolean | ((path: string, rowGroup: number) => boolean);
   },
 ): AsyncGenerator<RereadSegment> {
   interface Group {
@@ -1975,7 +1978,8 @@ export async function* mergedDigests(
     let digests: Digest[];
     try {
       digests = segmentDigests(hasher, g.leaves, g.spans, g.segments, value, g.rows);
-      if (options.deep) rewalkedDigests(hasher, g.leaves, g.spans, g.signature, g.segments, value, options);
+      const deep = typeof options.deep === 'function' ? options.deep(g.input.path, g.index) : options.deep === true;
+      if (deep) rewalkedDigests(hasher, g.leaves, g.spans, g.signature, g.segments, value, options);
     } catch (e) {
       throw fileFault(g.input.path, e, `row group ${g.index} re-read for the proof`);
     }

@@ -156,6 +156,30 @@ describe('row-group merge of pyarrow-written files', () => {
     }
   });
 
+  it('a compressor that does not give back what it took: the re-read alone passes it, the deep walk of the row groups it names does not', async () => {
+    const paths = variant('v1-zstd-dict', 4, 1500);
+    // Each page compressed with its last byte flipped: the writer walked the page as it was.
+    const faulty = {
+      ...zstd!,
+      compress: (data: Uint8Array, level: number): Uint8Array => {
+        const bent = Uint8Array.from(data);
+        bent[bent.length - 1] ^= 0x01;
+        return zstd!.compress(bent, level);
+      },
+    };
+    const { file } = await merge(paths, { zstd: faulty });
+    const files = [{ path: file.path, length: file.fileSizeInBytes, rowGroups: file.rowGroups }];
+    const plain: string[] = [];
+    for await (const s of mergedDigests(io, files, OPTIONS)) plain.push(`${s.rows}:${s.digest.join(':')}`);
+    expect(plain.sort()).toEqual(written(file));
+    // What ChunkCopy.prove asks: each output's first row group walked again, decompressed.
+    const first = async (): Promise<void> => {
+      for await (const s of mergedDigests(io, files, { ...OPTIONS, deep: (_path, rowGroup) => rowGroup === 0 })) void s;
+    };
+    await expect(first()).rejects.toThrow(InvalidFileError);
+    await expect(first()).rejects.toThrow(/row group 0 re-read for the proof/);
+  });
+
   for (const mode of ['coalesced', 'pages kept'] as const) {
     it(`the proof catches a damaged byte (${mode})`, async () => {
       const paths = variant('v2-gzip-dict', 2, 800);
