@@ -41,8 +41,9 @@
  * XXH64, its page headers against the footer and the recorded counts, and each payload's framing
  * against its header's size, and then yields the output-side digests: a page or value lost, added,
  * moved between columns or segments, or altered changes a digest, and a byte changed on storage
- * fails the re-read. That the compressor's output decompresses to what was walked is checked only
- * by the deep re-read (mergedDigests `deep`), which decompresses every page and walks it again.
+ * fails the re-read. That the compressor's output decompresses to what was walked is checked by
+ * the deep re-read (mergedDigests `deep`), which decompresses a row group's pages and walks them
+ * again: lib/compaction/chunk-copy.ts asks it of each output's first row group.
  */
 import * as zlib from 'node:zlib';
 import { InvalidFileError, PackiceError } from '../errors.js';
