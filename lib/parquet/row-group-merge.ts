@@ -1882,9 +1882,9 @@ function segmentDigests(
 
 /**
  * The segments' digests recomputed from the chunks as re-read by decompressing every page and
- * walking it (what the proof did before the writer walked its pages itself): `deep` re-reads
- * (tests, and an operator who wants the compressor checked too) throw unless they are the digests
- * the writer took before compressing.
+ * walking it (what the proof did for every row group before the writer walked its pages itself):
+ * `deep` re-reads (each output's first row group in ChunkCopy.prove; every one in tests) throw
+ * unless they are the digests the writer took before compressing.
  */
 function rewalkedDigests(
   hasher: DigestHasher, leaves: readonly Leaf[], spans: readonly ChunkSpan[], signature: string, segments: readonly MergedSegment[],
