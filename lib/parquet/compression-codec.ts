@@ -244,6 +244,33 @@ function napiCodec(): ZstdCodec | undefined {
 
 const ZSTD_MAGIC = 0xfd2fb528;
 
+/**
+ * The header of the ZSTD frame at `at` (RFC 8878 section 3.1.1), its magic checked by the caller:
+ * where its blocks start, and the content size it states (undefined when it states none).
+ */
+function zstdFrameHeader(data: Uint8Array, at: number): { blocksAt: number; contentSize: number | undefined } {
+  const fhd = data[at + 4];
+  const singleSegment = (fhd & 0x20) !== 0;
+  const sizeAt = at + 5 + (singleSegment ? 0 : 1) + [0, 1, 2, 4][fhd & 3];
+  const sizeBytes = [singleSegment ? 1 : 0, 2, 4, 8][fhd >> 6];
+  if (sizeAt + sizeBytes > data.length) throw new RangeError(`ZSTD frame header cut short at byte ${at} of ${data.length}`);
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  const contentSize = sizeBytes === 0 ? undefined
+    : sizeBytes === 1 ? data[sizeAt]
+      : sizeBytes === 2 ? view.getUint16(sizeAt, true) + 256
+        : sizeBytes === 4 ? view.getUint32(sizeAt, true)
+          : view.getUint32(sizeAt, true) + view.getUint32(sizeAt + 4, true) * 2 ** 32;
+  return { blocksAt: sizeAt + sizeBytes, contentSize };
+}
+
+/** What the ZSTD frame at the start of `data` says it decompresses to (undefined: it does not say). */
+export function zstdContentSize(data: Uint8Array): number | undefined {
+  if (data.length < 6 || new DataView(data.buffer, data.byteOffset, data.byteLength).getUint32(0, true) !== ZSTD_MAGIC) {
+    throw new RangeError('no ZSTD frame at byte 0');
+  }
+  return zstdFrameHeader(data, 0).contentSize;
+}
+
 /** The frames of a ZSTD stream (RFC 8878 section 3.1), skippable frames left out. */
 export function zstdFrames(data: Uint8Array): Uint8Array[] {
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
@@ -264,9 +291,7 @@ export function zstdFrames(data: Uint8Array): Uint8Array[] {
     if (magic !== ZSTD_MAGIC) throw new RangeError(`no ZSTD frame at byte ${at}`);
     const start = at;
     const fhd = data[at + 4];
-    const singleSegment = (fhd & 0x20) !== 0;
-    const fcsFlag = fhd >> 6;
-    at += 5 + (singleSegment ? 0 : 1) + [0, 1, 2, 4][fhd & 3] + [singleSegment ? 1 : 0, 2, 4, 8][fcsFlag];
+    at = zstdFrameHeader(data, at).blocksAt;
     for (let last = false; !last; ) {
       need(3);
       const header = data[at] | (data[at + 1] << 8) | (data[at + 2] << 16);

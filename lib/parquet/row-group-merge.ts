@@ -55,7 +55,7 @@ import {
   chunkSpans, damaged, DEFAULT_COPY_READ_BYTES, edit, fileTail, OUTPUT_PART_BYTES, partBytes, readChunks, rereadChunks, schemaSignature,
   type ChunkFault, type ChunkSpan, type CopyPart, type CopyReads, type CopySource, type CopyTemplate, type HeldBytes,
 } from './chunk-copy.js';
-import { type ZstdCodec } from './compression-codec.js';
+import { zstdContentSize, type ZstdCodec } from './compression-codec.js';
 import { dictionaryUnion, fingerprints, type PlainValues } from './dictionary-union.js';
 import { digestHasher, type Digest, type DigestHash, type DigestHasher } from './digest.js';
 import { Codec, decodeFooter, leafColumns, PARQUET_MAGIC_BYTES, PhysicalType, readFooter, schemaTree, splitOffsets, type ParquetFooter } from './footer.js';
@@ -1777,26 +1777,6 @@ export interface RereadSegment {
   readonly path: string;
   readonly rows: number;
   readonly digest: Digest;
-}
-
-/**
- * What a ZSTD frame at the start of `b` says it decompresses to (undefined: it does not say). Only
- * the first frame is read: the writer compresses each page as one frame.
- */
-function zstdContentSize(b: Uint8Array): number | undefined {
-  if (b.length < 6 || b[0] !== 0x28 || b[1] !== 0xb5 || b[2] !== 0x2f || b[3] !== 0xfd) throw new RleError('a ZSTD page does not start with a ZSTD frame');
-  const descriptor = b[4];
-  const single = (descriptor >> 5) & 1;
-  const fcs = descriptor >> 6;
-  const at = 5 + (single ? 0 : 1) + [0, 1, 2, 4][descriptor & 3];
-  const size = fcs === 0 ? single : [0, 2, 4, 8][fcs];
-  if (size === 0) return undefined;
-  if (at + size > b.length) throw new RleError('a ZSTD frame header is cut short');
-  const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  if (size === 1) return b[at];
-  if (size === 2) return view.getUint16(at, true) + 256;
-  if (size === 4) return view.getUint32(at, true);
-  return view.getUint32(at, true) + view.getUint32(at + 4, true) * 2 ** 32;
 }
 
 /** Throws unless a compressed payload's own framing names `size` bytes uncompressed, where that is cheap to read (ZSTD, GZIP). */
