@@ -163,12 +163,28 @@ async function rewritePhase(location: string, endpoint: string): Promise<void> {
     coldCpuS ??= (c.user + c.system) / 1e6;
     warmCpuS += (c.user + c.system) / 1e6;
   }
-  const counter = new S3RequestCounter((await table.io.s3()).client, { log: true });
+  const client = (await table.io.s3()).client;
+  const counter = new S3RequestCounter(client, { log: true });
+  // The process's CPU seconds as each request is sent, in send order: the CPU its reads and uploads overlap.
+  const sent: { command: string; key: string; cpuS: number }[] = [];
+  let sending = true;
+  client.middlewareStack.add(
+    (next, context) => (args) => {
+      if (sending) {
+        const c = process.cpuUsage();
+        const key = (args.input as { Key?: unknown }).Key;
+        sent.push({ command: context.commandName ?? '', key: typeof key === 'string' ? key : '', cpuS: (c.user + c.system) / 1e6 });
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'benchCpuAtSend' },
+  );
   const t = performance.now();
   const c0 = process.cpuUsage();
   // One thread, as on the one-vCPU 1,769 MB Lambda whose CPU time the figures price (decode workers add CPU-seconds).
   const result = await rewriteGroup(table.io, table.metadata, plan, group, { decodeWorkers: 0 });
   const c = process.cpuUsage(c0);
+  sending = false;
   const wallS = (performance.now() - t) / 1000;
   const counts = counter.counts();
   const requests = counter.requests();
@@ -178,6 +194,7 @@ async function rewritePhase(location: string, endpoint: string): Promise<void> {
   const seen = new Set<string>();
   const trace: {
     inputFirst: number[]; inputLater: number[]; outputFooters: number[]; outputGets: number[]; outputGetsByFile: number[][]; outputs: { parts: number[]; steps: number }[];
+    writeCpuS?: number;
   } = { inputFirst: [], inputLater: [], outputFooters: [], outputGets: [], outputGetsByFile: [], outputs: [] };
   const getsOf = new Map<string, number[]>();
   const byOutput = new Map<string, { parts: number[]; steps: number }>();
@@ -203,6 +220,16 @@ async function rewritePhase(location: string, endpoint: string): Promise<void> {
   }
   trace.outputs.push(...byOutput.values());
   trace.outputGetsByFile.push(...getsOf.values());
+  // From the first row-group read of an input (its second GET) to the last part of a data output sent.
+  const asked = new Set<string>();
+  const firstLater = sent.find((r) => {
+    if (r.command !== 'GetObjectCommand' || !inputs.has(r.key)) return false;
+    if (asked.has(r.key)) return true;
+    asked.add(r.key);
+    return false;
+  });
+  const lastPart = sent.findLast((r) => outputs.has(r.key) && (r.command === 'UploadPartCommand' || r.command === 'PutObjectCommand'));
+  trace.writeCpuS = firstLater && lastPart ? Math.max(0, lastPart.cpuS - firstLater.cpuS) : 0;
   await dropOutputs(result);
   console.log(JSON.stringify({
     wallS: [wallS], cpuS: [(c.user + c.system) / 1e6], maxRssKiB: process.resourceUsage().maxRSS,

@@ -101,6 +101,11 @@ export interface RequestTrace {
   readonly outputGetsByFile?: readonly (readonly number[])[];
   /** Per output file: bytes of its PutObject or of each UploadPart, in order, and its multipart create/complete count. */
   readonly outputs: readonly { readonly parts: readonly number[]; readonly steps: number }[];
+  /**
+   * CPU seconds the run spent from sending its first row-group read of an input to sending its last
+   * output part: the CPU those reads and uploads overlap (absent in traces of older checkouts).
+   */
+  readonly writeCpuS?: number;
 }
 
 export type RewritePath = 'decode' | 'copy';
@@ -190,10 +195,14 @@ export function windowSeconds(sizes: readonly number[], t: (bytes: number) => nu
  *   an output's parts upload while it is encoded, its last part and the multipart steps wait;
  *   the proof reads each output's footer, then that output's row groups through a window (64 MiB,
  *   16 reads, in order; lib/parquet/reader.ts ReadOptions.window), one output after the other;
- * - copy: footers are read 8 at once before the copy; the row groups are read through a window
- *   (64 MiB, 16 reads, in order) ahead of the upload (4 parts in flight), so the longer of reading
- *   and uploading waits; the proof reads each output's footer in turn, then every row group of
- *   every output through one such window (handed over as they complete).
+ * - copy (and merge): footers are read 32 at once before the copy; the row groups are read through
+ *   a window (64 MiB, 16 reads, in order) ahead of the CPU that copies or merges them
+ *   (readAheadWaitSeconds, the trace's writeCpuS spread evenly over those reads), and the parts
+ *   upload behind it (4 in flight): the write waits for the reads it outruns, for uploads only
+ *   beyond the time it took, then for each output's last part and its multipart steps; the proof
+ *   reads each output's footer in turn, then every row group of every output through one such
+ *   window (handed over as they complete). A trace without writeCpuS (an older checkout's) waits
+ *   the longer of reading and uploading whole, as these did not say what they overlap.
  */
 export function s3WaitSeconds(trace: RequestTrace, path: RewritePath, cpuS: number, link: S3Link = S3_LINK): number {
   const t = (bytes: number): number => link.firstByteMs / 1000 + bytes / (link.mbPerS * MB);
@@ -206,9 +215,13 @@ export function s3WaitSeconds(trace: RequestTrace, path: RewritePath, cpuS: numb
     return ahead + sum(trace.inputLater) + lastParts + steps + sum(trace.outputFooters) + proof;
   }
   const uploads = trace.outputs.reduce((n, o) => n + sum(o.parts), 0) / PARTS_IN_FLIGHT;
-  const reads = windowSeconds(trace.inputLater, t, COPY_WINDOW, true);
   const proof = sum(trace.outputFooters) + windowSeconds(trace.outputGets, t, COPY_WINDOW, false);
-  return sum(trace.inputFirst) / FOOTER_READS + Math.max(reads, uploads) + steps + proof;
+  const footers = sum(trace.inputFirst) / FOOTER_READS;
+  if (trace.writeCpuS === undefined) return footers + Math.max(windowSeconds(trace.inputLater, t, COPY_WINDOW, true), uploads) + steps + proof;
+  const reads = readAheadWaitSeconds(trace.inputLater, t, { bytes: COPY_WINDOW.bytes, files: COPY_WINDOW.reads }, trace.writeCpuS / Math.max(1, trace.inputLater.length));
+  const lastParts = trace.outputs.reduce((n, o) => n + (o.parts.length > 0 ? t(o.parts[o.parts.length - 1]) : 0), 0);
+  const uploadsBeyond = Math.max(0, uploads - (trace.writeCpuS + reads));
+  return footers + reads + uploadsBeyond + lastParts + steps + proof;
 }
 
 /** Step Functions transitions per GB: one per group (the Map's rewrite), six per run (plan, choice, map, commit, report, succeed) over `runBytes`. */
