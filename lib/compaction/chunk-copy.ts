@@ -126,7 +126,7 @@ export interface ChunkCopyOptions {
   readonly writeSchema: StructType;
   /** Damage the first chunk written (tests of the proof). */
   readonly fault?: ChunkFault;
-  /** How row groups are read (default: the table property READ_AHEAD_BYTES_PROPERTY, 16 reads). */
+  /** How row groups are read (over the table property READ_AHEAD_BYTES_PROPERTY's bytes, 16 reads). */
   readonly reads?: CopyReads;
   /** Most small inputs of one partition merged (default MAX_MERGE_INPUTS; tests). */
   readonly maxMergeInputs?: number;
@@ -324,7 +324,7 @@ export class ChunkCopy {
       return leaveToDecoder(m.task, 'another input of its partition is decoded, and one output takes them all');
     });
     const taken = new Set([...sources, ...merges].map((s) => s.task));
-    const copyReads = options.reads ?? { bytes: intProperty(metadata, READ_AHEAD_BYTES_PROPERTY, DEFAULT_COPY_READ_BYTES) };
+    const copyReads: CopyReads = { bytes: intProperty(metadata, READ_AHEAD_BYTES_PROPERTY, DEFAULT_COPY_READ_BYTES), ...options.reads };
     // A merged input whose footer read holds its row groups (all of a small file) is not fetched
     // again, within the read-ahead budget: beyond it, its bytes are dropped and read when merged.
     const held = new Map<string, HeldBytes>();

@@ -41,7 +41,7 @@ import { CompactionMapBuilder, compactionMapPath, safeName, writeCompactionMap }
 import { dataFileFromJson, dataFileToJson } from '../iceberg/data-file-json.js';
 import { ExternalSorter } from './external-sort.js';
 import { ChunkCopy } from './chunk-copy.js';
-import type { ChunkFault } from '../parquet/chunk-copy.js';
+import type { ChunkFault, CopyReads } from '../parquet/chunk-copy.js';
 import { DECODE_REASON_MAX_CHARS, DECODE_REASONS_SHOWN, type DataFileJson, type DecodeReason, type FileGroup, type GroupInput, type GroupResult, type Plan } from './messages.js';
 
 export interface RewriteFaults {
@@ -75,6 +75,8 @@ export interface RewriteOptions {
   readonly maxDefaultDecodeWorkers?: number;
   /** The vCPUs and memory the default count is sized to (default: this process's, decode-pool.ts decodeHost). */
   readonly decodeHost?: DecodeHost;
+  /** How the column-chunk copy, the merge and their proof read (tests): over the table property's window bytes. */
+  readonly copyReads?: CopyReads;
 }
 
 export const DEFAULT_SORT_RUN_BYTES = 64 * 1024 * 1024;
@@ -132,7 +134,7 @@ export async function rewriteGroup(
     let dropPending = faults.dropRow === true;
     // Inputs that need no decoding have their row groups copied as they are.
     copy = await ChunkCopy.plan(io, metadata, plan, group, tasks, {
-      specId, writeSchema, deleteCache, ...(faults.corruptCopiedChunk ? { fault: faults.corruptCopiedChunk } : {}),
+      specId, writeSchema, deleteCache, ...(faults.corruptCopiedChunk ? { fault: faults.corruptCopiedChunk } : {}), ...(options.copyReads ? { reads: options.copyReads } : {}),
     });
     const copied = await copy.write(out.map, checkIn);
     let firstReads: Map<string, { start: number; end: number }> | undefined;

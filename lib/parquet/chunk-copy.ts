@@ -326,7 +326,10 @@ export interface CopiedFile {
 export type ChunkFault = 'alter-byte' | 'drop-byte';
 
 /** How the copy and the proof read row groups (lib/io/read-window.ts); defaults: DEFAULT_COPY_READ_BYTES, 16 reads. */
-export type CopyReads = Partial<Omit<ReadWindowOptions, 'ordered'>>;
+export type CopyReads = Partial<Omit<ReadWindowOptions, 'ordered'>> & {
+  /** Bytes one request of the proof's re-read spans at most (default RANGE_BYTES, 8 MiB): see rereadBatches. */
+  readonly requestBytes?: number;
+};
 
 /**
  * Writes `parts` (row groups of sources sharing `key`) into one new file at `path`, streaming:
@@ -444,15 +447,62 @@ export function fileTail(first: CopySource, template: CopyTemplate, rows: number
 }
 
 /** Re-reads a row group's chunks for the proof; a failure names the file and row group. */
-export function rereadChunks(input: InputFile, index: number, spans: readonly ChunkSpan[]): Promise<Uint8Array[]> {
-  return readChunks(input, spans).catch((e: unknown) => {
+/** A row group of a written file, as the proof re-reads it. */
+export interface RereadGroup {
+  readonly input: InputFile;
+  /** Its index in the file. */
+  readonly index: number;
+  readonly spans: readonly ChunkSpan[];
+}
+
+/** Consecutive row groups of one file the proof reads in one request. */
+export interface RereadBatch<G extends RereadGroup> {
+  readonly input: InputFile;
+  readonly groups: readonly G[];
+  /** Bytes from the first chunk's start to the last one's end: what reading them holds. */
+  readonly bytes: number;
+}
+
+/**
+ * `groups` joined into batches of consecutive row groups of one file spanning at most `limit` bytes
+ * (a larger row group alone): every GET costs as much as ~17 ms of a 1,769 MB Lambda, and written
+ * row groups of a few MB compressed would otherwise take one each. A batch is read as its row
+ * groups would be (readChunks: ranges of at most RANGE_BYTES).
+ */
+export function rereadBatches<G extends RereadGroup>(groups: readonly G[], limit = RANGE_BYTES): RereadBatch<G>[] {
+  const out: { input: InputFile; groups: G[]; from: number; to: number }[] = [];
+  for (const g of groups) {
+    const from = g.spans.length === 0 ? 0 : Math.min(...g.spans.map((s) => s.start));
+    const to = g.spans.length === 0 ? 0 : Math.max(...g.spans.map((s) => s.end));
+    const last = out[out.length - 1];
+    const prev = last?.groups[last.groups.length - 1];
+    const joins = last !== undefined && prev !== undefined && last.input === g.input && prev.index + 1 === g.index &&
+      last.to > last.from && to > from && from >= last.to && to - last.from <= limit;
+    if (joins) {
+      last.groups.push(g);
+      last.to = to;
+    } else out.push({ input: g.input, groups: [g], from, to });
+  }
+  return out.map((b) => ({ input: b.input, groups: b.groups, bytes: b.to - b.from }));
+}
+
+/** Each row group's chunk bytes, re-read for the proof: a failed read is an IoError naming the file and the row groups. */
+export async function rereadChunks<G extends RereadGroup>(batch: RereadBatch<G>): Promise<Uint8Array[][]> {
+  const { input, groups } = batch;
+  let bytes: Uint8Array[];
+  try {
+    bytes = await readChunks(input, groups.flatMap((g) => g.spans));
+  } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
-    throw new IoError(`re-reading row group ${index} for the proof failed: ${message}`, {
+    const which = groups.length === 1 ? `row group ${groups[0].index}` : `row groups ${groups[0].index}-${groups[groups.length - 1].index}`;
+    throw new IoError(`re-reading ${which} for the proof failed: ${message}`, {
       path: input.path,
       cause: e,
       retryable: e instanceof PackiceError ? e.retryable : true,
     });
-  });
+  }
+  let at = 0;
+  return groups.map((g) => bytes.slice(at, (at += g.spans.length)));
 }
 
 /** Compressed bytes of a part's row group: what reading it holds. */
@@ -480,21 +530,20 @@ export async function* rowGroupDigests(
   stats?: ReadWindowStats,
 ): AsyncGenerator<RereadRowGroup> {
   const hasher = await digestHasher();
-  const groups: { input: InputFile; index: number; signature: string; spans: ChunkSpan[]; rows: number; bytes: number }[] = [];
+  const groups: (RereadGroup & { signature: string; rows: number })[] = [];
   for (const f of files) {
     const input = io.newInputFile(f.path, f.length);
     const read = await readFooter(input);
     const typed = read.typed;
     const signature = schemaSignature(typedItems(typedField(typed, 2)));
     typedItems(typedField(typed, 4)).forEach((rg, index) => {
-      const spans = chunkSpans(typedFields(rg));
-      const bytes = spans.length === 0 ? 0 : Math.max(...spans.map((s) => s.end)) - Math.min(...spans.map((s) => s.start));
-      groups.push({ input, index, signature, spans, rows: typedNumber(typedField(typedFields(rg), 3)), bytes });
+      groups.push({ input, index, signature, spans: chunkSpans(typedFields(rg)), rows: typedNumber(typedField(typedFields(rg), 3)) });
     });
   }
-  const reread = (g: (typeof groups)[number]): Promise<Uint8Array[]> => rereadChunks(g.input, g.index, g.spans);
   const window: ReadWindowOptions = { ...reads, bytes: reads.bytes ?? DEFAULT_COPY_READ_BYTES, ordered: false };
-  for await (const { item: g, value } of readWindow(groups, (x) => x.bytes, reread, window, stats)) {
-    yield { path: g.input.path, rows: g.rows, digest: rowGroupDigest(hasher, g.rows, g.signature, g.spans, value) };
+  for await (const { item: batch, value } of readWindow(rereadBatches(groups, reads.requestBytes), (x) => x.bytes, rereadChunks, window, stats)) {
+    for (const [k, g] of batch.groups.entries()) {
+      yield { path: g.input.path, rows: g.rows, digest: rowGroupDigest(hasher, g.rows, g.signature, g.spans, value[k]) };
+    }
   }
 }

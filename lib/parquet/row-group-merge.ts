@@ -52,7 +52,7 @@ import { readWindow, type ReadWindowOptions, type ReadWindowStats } from '../io/
 import { indexById } from '../iceberg/schema.js';
 import { isPrimitive, type PrimitiveType, type StructType } from '../iceberg/types.js';
 import {
-  chunkSpans, damaged, DEFAULT_COPY_READ_BYTES, edit, fileTail, OUTPUT_PART_BYTES, partBytes, readChunks, rereadChunks, schemaSignature,
+  chunkSpans, damaged, DEFAULT_COPY_READ_BYTES, edit, fileTail, OUTPUT_PART_BYTES, partBytes, readChunks, rereadBatches, rereadChunks, schemaSignature, type RereadGroup,
   type ChunkFault, type ChunkSpan, type CopyPart, type CopyReads, type CopySource, type CopyTemplate, type HeldBytes,
 } from './chunk-copy.js';
 import { zstdContentSize, type ZstdCodec } from './compression-codec.js';
@@ -1932,9 +1932,8 @@ export async function* mergedDigests(
     readonly deep?: boolean | ((path: string, rowGroup: number) => boolean);
   },
 ): AsyncGenerator<RereadSegment> {
-  interface Group {
-    input: InputFile; index: number; spans: ChunkSpan[]; bytes: number; rows: number;
-    leaves: Leaf[]; signature: string; segments: readonly MergedSegment[];
+  interface Group extends RereadGroup {
+    spans: ChunkSpan[]; rows: number; leaves: Leaf[]; signature: string; segments: readonly MergedSegment[];
   }
   const hasher = await digestHasher();
   const groups: Group[] = [];
@@ -1948,22 +1947,21 @@ export async function* mergedDigests(
     const rgs = typedItems(typedField(read.typed, 4));
     if (rgs.length !== f.rowGroups.length) throw new InvalidFileError(`holds ${rgs.length} row groups, ${f.rowGroups.length} were written`, { path: f.path });
     rgs.forEach((rg, index) => {
-      const spans = chunkSpans(typedFields(rg));
-      const bytes = spans.length === 0 ? 0 : Math.max(...spans.map((s) => s.end)) - Math.min(...spans.map((s) => s.start));
-      groups.push({ input, index, spans, bytes, rows: typedNumber(typedField(typedFields(rg), 3)), leaves, signature, segments: f.rowGroups[index] });
+      groups.push({ input, index, spans: chunkSpans(typedFields(rg)), rows: typedNumber(typedField(typedFields(rg), 3)), leaves, signature, segments: f.rowGroups[index] });
     });
   }
-  const reread = (g: Group): Promise<Uint8Array[]> => rereadChunks(g.input, g.index, g.spans);
   const window: ReadWindowOptions = { ...options.reads, bytes: options.reads?.bytes ?? DEFAULT_COPY_READ_BYTES, ordered: false };
-  for await (const { item: g, value } of readWindow(groups, (x) => x.bytes, reread, window, options.stats)) {
-    let digests: Digest[];
-    try {
-      digests = segmentDigests(hasher, g.leaves, g.spans, g.segments, value, g.rows);
-      const deep = typeof options.deep === 'function' ? options.deep(g.input.path, g.index) : options.deep === true;
-      if (deep) rewalkedDigests(hasher, g.leaves, g.spans, g.signature, g.segments, value, options);
-    } catch (e) {
-      throw fileFault(g.input.path, e, `row group ${g.index} re-read for the proof`);
+  for await (const { item: batch, value } of readWindow(rereadBatches(groups, options.reads?.requestBytes), (x) => x.bytes, rereadChunks, window, options.stats)) {
+    for (const [k, g] of batch.groups.entries()) {
+      let digests: Digest[];
+      try {
+        digests = segmentDigests(hasher, g.leaves, g.spans, g.segments, value[k], g.rows);
+        const deep = typeof options.deep === 'function' ? options.deep(g.input.path, g.index) : options.deep === true;
+        if (deep) rewalkedDigests(hasher, g.leaves, g.spans, g.signature, g.segments, value[k], options);
+      } catch (e) {
+        throw fileFault(g.input.path, e, `row group ${g.index} re-read for the proof`);
+      }
+      for (const [i, d] of digests.entries()) yield { path: g.input.path, rows: g.segments[i].rows, digest: d };
     }
-    for (const [i, d] of digests.entries()) yield { path: g.input.path, rows: g.segments[i].rows, digest: d };
   }
 }

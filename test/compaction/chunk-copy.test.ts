@@ -327,6 +327,8 @@ class CopyProbe extends ForwardingFileIO {
 }
 
 const isCopyPath = (p: string): boolean => p.includes('-copy-');
+/** The proof re-reads each row group with a request of its own, as it does row groups of 8 MiB and more. */
+const ONE_PER_REQUEST = { copyReads: { requestBytes: 0 } };
 
 /** Compressed bytes of every row group of the group's inputs. */
 async function rowGroupBytes(inputs: readonly { readonly file: DataFileJson }[]): Promise<number[]> {
@@ -344,7 +346,7 @@ describe('chunk copy: several row groups in flight', () => {
     const group = plan.groups.find((g) => g.inputs.length === 20)!;
     const plain = await rewriteGroup(io, t.metadata, plan, group);
     const probe = new CopyProbe(io, { reverse: true });
-    const r = await rewriteGroup(probe, t.metadata, plan, group);
+    const r = await rewriteGroup(probe, t.metadata, plan, group, ONE_PER_REQUEST);
     expect(r.outputs.map((o) => Number(o.recordCount))).toEqual(plain.outputs.map((o) => Number(o.recordCount)));
     expect(await rowGroups(r.outputs[0])).toBe(20);
     // Same rows, same proof as a run whose reads came in order.
@@ -368,7 +370,7 @@ describe('chunk copy: several row groups in flight', () => {
     // Room for three of the largest row groups.
     const bound = 3 * Math.max(...sizes);
     const probe = new CopyProbe(io, { reverse: true });
-    const r = await rewriteGroup(probe, withProperty(t.metadata, READ_AHEAD_BYTES_PROPERTY, String(bound)), plan, group);
+    const r = await rewriteGroup(probe, withProperty(t.metadata, READ_AHEAD_BYTES_PROPERTY, String(bound)), plan, group, ONE_PER_REQUEST);
     expect(r.checksums.hashOut).toBe(r.checksums.hashIn);
     // The first row group is read from byte 0, with the 4 bytes of the leading magic.
     for (const c of [probe.inputs, probe.outputs]) {
@@ -377,7 +379,7 @@ describe('chunk copy: several row groups in flight', () => {
     }
     // A bound under one row group: one at a time, still the same proof.
     const one = new CopyProbe(io);
-    const r1 = await rewriteGroup(one, withProperty(t.metadata, READ_AHEAD_BYTES_PROPERTY, '0'), plan, group);
+    const r1 = await rewriteGroup(one, withProperty(t.metadata, READ_AHEAD_BYTES_PROPERTY, '0'), plan, group, ONE_PER_REQUEST);
     expect(r1.checksums).toEqual(r.checksums);
     expect(one.outputs.max).toBe(1);
     expect(one.inputs.max).toBe(1);
@@ -389,7 +391,7 @@ describe('chunk copy: several row groups in flight', () => {
     const group = plan.groups.find((g) => g.inputs.length === 10)!;
     const tree = listTree(t.location);
     const probe = new CopyProbe(io, { reverse: true, failOutputRead: 3 });
-    const err = await rewriteGroup(probe, t.metadata, plan, group).catch((e: unknown) => e);
+    const err = await rewriteGroup(probe, t.metadata, plan, group, ONE_PER_REQUEST).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(IoError);
     const failed = probe.started[3].split('@')[0];
     expect((err as IoError).path).toBe(failed);
@@ -398,6 +400,38 @@ describe('chunk copy: several row groups in flight', () => {
     await new Promise((r) => setTimeout(r, 100));
     expect(listTree(t.location)).toEqual(tree);
     expect((await loadTable(t.location)).metadata.currentSnapshotId).toBe(t.metadata.currentSnapshotId);
+  });
+
+  it('re-reads consecutive row groups of an output in one request up to 8 MiB, with the same proof; a failed one names them all', async () => {
+    const t = await chunkCopyTable(io, 20, 30);
+    const plan = await planAll(io, t.metadata);
+    const group = plan.groups.find((g) => g.inputs.length === 20)!;
+    const apart = await rewriteGroup(io, t.metadata, plan, group, ONE_PER_REQUEST);
+    const probe = new CopyProbe(io);
+    const r = await rewriteGroup(probe, t.metadata, plan, group);
+    expect(r.outputs).toHaveLength(1);
+    expect(await rowGroups(r.outputs[0])).toBe(20);
+    // After the footer's, one GET for all 20 row groups (far under 8 MiB), from the first one's start.
+    expect(probe.started).toHaveLength(1);
+    expect(r.checksums).toEqual(apart.checksums);
+    expect(r.checksums.hashOut).toBe(r.checksums.hashIn);
+    // A row group over the request's bytes is read alone: one request each.
+    const sizes = await rowGroupBytes(group.inputs);
+    const pairs = new CopyProbe(io);
+    const r2 = await rewriteGroup(pairs, t.metadata, plan, group, { copyReads: { requestBytes: 2 * Math.min(...sizes) + 64 } });
+    expect(r2.checksums).toEqual(r.checksums);
+    expect(pairs.started.length).toBeGreaterThan(1);
+    expect(pairs.started.length).toBeLessThan(20);
+
+    const tree = listTree(t.location);
+    const broken = new CopyProbe(io, { failOutputRead: 0 });
+    const err = await rewriteGroup(broken, t.metadata, plan, group).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(IoError);
+    const failed = broken.started[0].split('@')[0];
+    expect((err as IoError).path).toBe(failed);
+    expect((err as Error).message).toMatch(new RegExp(`^${failed.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: re-reading row groups 0-19 for the proof failed: socket hang up$`));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(listTree(t.location)).toEqual(tree);
   });
 });
 
@@ -418,14 +452,14 @@ describe('chunk copy on S3 (moto): several row groups in flight', () => {
     const files = await keys(s3, location);
 
     const broken = new CopyProbe(s3, { reverse: true, failOutputRead: 5 });
-    const err = await rewriteGroup(broken, t.metadata, plan, group).catch((e: unknown) => e);
+    const err = await rewriteGroup(broken, t.metadata, plan, group, ONE_PER_REQUEST).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(IoError);
     expect((err as Error).message).toContain(`${broken.started[5].split('@')[0]}: re-reading row group`);
     await new Promise((r) => setTimeout(r, 100));
     expect(await keys(s3, location)).toEqual(files);
 
     const probe = new CopyProbe(s3, { reverse: true });
-    const r = await rewriteGroup(probe, t.metadata, plan, group);
+    const r = await rewriteGroup(probe, t.metadata, plan, group, ONE_PER_REQUEST);
     expect(r.checksums.hashOut).toBe(r.checksums.hashIn);
     expect(probe.outputs.max).toBe(8);
     expect(probe.completed).not.toEqual(probe.started);
