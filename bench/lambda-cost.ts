@@ -219,9 +219,10 @@ export function s3WaitSeconds(trace: RequestTrace, path: RewritePath, cpuS: numb
   const footers = sum(trace.inputFirst) / FOOTER_READS;
   if (trace.writeCpuS === undefined) return footers + Math.max(windowSeconds(trace.inputLater, t, COPY_WINDOW, true), uploads) + steps + proof;
   const reads = readAheadWaitSeconds(trace.inputLater, t, { bytes: COPY_WINDOW.bytes, files: COPY_WINDOW.reads }, trace.writeCpuS / Math.max(1, trace.inputLater.length));
+  // Each output's last part is sent once its bytes are all written: it waits whole, after the rest.
   const lastParts = trace.outputs.reduce((n, o) => n + (o.parts.length > 0 ? t(o.parts[o.parts.length - 1]) : 0), 0);
-  const uploadsBeyond = Math.max(0, uploads - (trace.writeCpuS + reads));
-  return footers + reads + uploadsBeyond + lastParts + steps + proof;
+  const earlier = trace.outputs.reduce((n, o) => n + sum(o.parts.slice(0, -1)), 0) / PARTS_IN_FLIGHT;
+  return footers + reads + Math.max(0, earlier - (trace.writeCpuS + reads)) + lastParts + steps + proof;
 }
 
 /** Step Functions transitions per GB: one per group (the Map's rewrite), six per run (plan, choice, map, commit, report, succeed) over `runBytes`. */
