@@ -99,7 +99,7 @@ export interface RequestTrace {
   readonly outputGets: readonly number[];
   /** The same GETs per output file, in the order the files were first read (absent in traces of older checkouts). */
   readonly outputGetsByFile?: readonly (readonly number[])[];
-  /** Per output file: bytes of its PutObject or of each UploadPart, in order, and its multipart create/complete count. */
+  /** Per output file: bytes of its PutObject or of each UploadPart, in the order their uploads completed, and its multipart create/complete count. */
   readonly outputs: readonly { readonly parts: readonly number[]; readonly steps: number }[];
   /**
    * CPU seconds the run spent from sending its first row-group read of an input to sending its last
@@ -187,6 +187,14 @@ export function windowSeconds(sizes: readonly number[], t: (bytes: number) => nu
 }
 
 /**
+ * Bytes of an output's final part: the trace lists parts as their uploads completed, and every part
+ * of a multipart upload but the final one has the upload's part size, so the final one is the smallest.
+ */
+function finalPart(parts: readonly number[]): number {
+  return Math.min(...parts);
+}
+
+/**
  * Seconds a run waits on S3 beyond its CPU time, from the requests it sent: each takes first-byte
  * latency + bytes / throughput on its connection, overlapped as the code overlaps them.
  * - decode: inputs' first reads (all of an input up to 8 MiB, else its tail) are read ahead, 16
@@ -210,7 +218,7 @@ export function s3WaitSeconds(trace: RequestTrace, path: RewritePath, cpuS: numb
   const steps = trace.outputs.reduce((n, o) => n + o.steps, 0) * t(0);
   if (path === 'decode') {
     const ahead = readAheadWaitSeconds(trace.inputFirst, t, READ_AHEAD, cpuS / Math.max(1, trace.inputFirst.length));
-    const lastParts = trace.outputs.reduce((n, o) => n + (o.parts.length > 0 ? t(o.parts[o.parts.length - 1]) : 0), 0);
+    const lastParts = trace.outputs.reduce((n, o) => n + (o.parts.length > 0 ? t(finalPart(o.parts)) : 0), 0);
     const proof = (trace.outputGetsByFile ?? [trace.outputGets]).reduce((n, gets) => n + windowSeconds(gets, t, COPY_WINDOW, true), 0);
     return ahead + sum(trace.inputLater) + lastParts + steps + sum(trace.outputFooters) + proof;
   }
@@ -220,8 +228,8 @@ export function s3WaitSeconds(trace: RequestTrace, path: RewritePath, cpuS: numb
   if (trace.writeCpuS === undefined) return footers + Math.max(windowSeconds(trace.inputLater, t, COPY_WINDOW, true), uploads) + steps + proof;
   const reads = readAheadWaitSeconds(trace.inputLater, t, { bytes: COPY_WINDOW.bytes, files: COPY_WINDOW.reads }, trace.writeCpuS / Math.max(1, trace.inputLater.length));
   // Each output's last part is sent once its bytes are all written: it waits whole, after the rest.
-  const lastParts = trace.outputs.reduce((n, o) => n + (o.parts.length > 0 ? t(o.parts[o.parts.length - 1]) : 0), 0);
-  const earlier = trace.outputs.reduce((n, o) => n + sum(o.parts.slice(0, -1)), 0) / PARTS_IN_FLIGHT;
+  const lastParts = trace.outputs.reduce((n, o) => n + (o.parts.length > 0 ? t(finalPart(o.parts)) : 0), 0);
+  const earlier = trace.outputs.reduce((n, o) => n + sum(o.parts) - (o.parts.length > 0 ? t(finalPart(o.parts)) : 0), 0) / PARTS_IN_FLIGHT;
   return footers + reads + Math.max(0, earlier - (trace.writeCpuS + reads)) + lastParts + steps + proof;
 }
 
