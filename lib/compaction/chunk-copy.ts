@@ -24,13 +24,20 @@
  * the file, found from the row group's own key pages as it is merged (pageKeyProbes), else before,
  * as the decoder finds them, their key columns alone read (lib/table/scan.ts deletedPositions).
  *
+ * A small input that cannot be copied anyway (deletes apply to it, or it is under the copy floor
+ * whole) is not footer-read by the plan: it is read whole as it is merged (merge-stream.ts), one
+ * GET where the footer read and the merge's row-group read were two, and the partition rules
+ * (partitionRules) are settled again once every footer is known; a partition they then decode is
+ * decoded whole, its merged outputs deleted.
+ *
  * What the group's proof gets for copied rows: per row group, its row count and a digest of
  * the bytes read from the input (RowSetChecksum.addDigest), and after writing, the same from
  * the outputs re-read from storage. The map records one run per row group.
  */
 import { randomUUID } from 'node:crypto';
-import type { FileIO } from '../io/file-io.js';
-import { mapLimit } from '../io/map-limit.js';
+import { IllegalStateError } from '../errors.js';
+import type { FileIO, InputFile } from '../io/file-io.js';
+import { limiter, mapLimit } from '../io/map-limit.js';
 import { partitionFolder, tableLocationProvider } from '../iceberg/locations.js';
 import { FileContent, type DataFile } from '../iceberg/manifest.js';
 import { metricsConfigFromProperties, type MetricsConfig } from '../iceberg/metrics-config.js';
@@ -47,9 +54,9 @@ import {
   type ChunkFault, type CopiedFile, type CopyPart, type CopyReads, type CopySource, type CopyTemplate, type HeldBytes,
 } from '../parquet/chunk-copy.js';
 import { metricsFromStatistics } from '../parquet/statistics-metrics.js';
-import { DEFAULT_ZSTD_LEVEL, zstdCodec } from '../parquet/compression-codec.js';
+import { DEFAULT_ZSTD_LEVEL, zstdCodec, type ZstdCodec } from '../parquet/compression-codec.js';
 import {
-  deleteProblem, keyColumnProblem, mergeKey, mergeProblem, writeMergedFile, mergedDigests,
+  deleteProblem, keyColumnProblem, mergeProblem, writeMergedFile, writeMergedParts, mergedDigests,
   type MergedFile, type MergeOptions, type MergePart, type PageKeyProbe,
 } from '../parquet/row-group-merge.js';
 import { DeleteFileCache, DeleteFilter, singleFieldKeys } from '../table/delete-filter.js';
@@ -57,6 +64,8 @@ import { deletedPositions } from '../table/scan.js';
 import { toDataFile } from '../table/data-writer.js';
 import type { RowSetChecksum } from './checksum.js';
 import { safeName, type CompactionMapBuilder } from './compaction-map.js';
+import { MergeLayout, type MergeInput } from './merge-layout.js';
+import { streamMerges, type Opened } from './merge-stream.js';
 import type { DecodeReason, FileGroup, Plan } from './messages.js';
 
 /**
@@ -134,15 +143,6 @@ export interface ChunkCopyOptions {
   readonly deleteCache?: DeleteFileCache;
 }
 
-/** A merged input: its footer and, per row group, the rows deleted from it (positions in the row group). */
-interface MergeInput {
-  readonly task: FileScanTask;
-  readonly source: CopySource;
-  readonly deleted?: readonly (Int32Array | undefined)[];
-  /** Its equality deletes, probed from its own pages as it is merged (pageKeyProbes); `deleted` then holds its position deletes alone. */
-  readonly keys?: readonly PageKeyProbe[];
-}
-
 /** Deleted file positions split by row group, relative to each; positions past the file's rows delete nothing. */
 function byRowGroup(source: CopySource, positions: Float64Array): (Int32Array | undefined)[] {
   let at = 0;
@@ -214,15 +214,123 @@ function footerProblem(source: CopySource, template: CopyTemplate, task: FileSca
 }
 
 
+/** The partition a task's rows are in, as the rules below compare them. */
+function partitionOf(task: FileScanTask): string {
+  return partitionKey(task.dataFile.specId, task.dataFile.partition);
+}
+
+/**
+ * Whether a candidate is read whole as it is merged (merge-stream.ts) rather than footer-read by the
+ * plan and read again when merged: one GET where there were two. It cannot be copied anyway (deletes
+ * apply to it, or the whole file is under the copy floor), holds rows, and fits `wholeBytes`.
+ */
+function streamable(task: FileScanTask, floor: number, wholeBytes: number): boolean {
+  const size = Number(task.dataFile.fileSizeInBytes);
+  if (size <= 0 || size > wholeBytes || Number(task.dataFile.recordCount) <= 0) return false;
+  return hasDeletes(task) || size < floor;
+}
+
+/** A range-readable view of a file read whole: its footer parsed from the bytes there are. */
+function heldFile(path: string, bytes: Uint8Array): InputFile {
+  return { path, length: () => Promise.resolve(bytes.length), read: (start, end) => Promise.resolve(bytes.subarray(start, end)) };
+}
+
+/** What a candidate's footer says: copied, merged (`source`), or its own reason to be decoded (`problem`, no source kept). */
+interface Footed {
+  readonly copied: boolean;
+  readonly source?: CopySource;
+  readonly problem?: string;
+}
+
+/** What the footer checks need: the floors, the output's template, whether rows must carry their lineage. */
+interface Checks {
+  readonly template: CopyTemplate;
+  readonly floor: number;
+  readonly mergeFloor: number;
+  readonly lineage: boolean;
+  readonly zstd: ZstdCodec | undefined;
+}
+
+/** A candidate by its footer: copied when its row groups all reach the copy floor, else merged unless a problem says why not. */
+function footed(task: FileScanTask, source: CopySource, c: Checks): Footed {
+  const deletes = hasDeletes(task);
+  if (!deletes && footerProblem(source, c.template, task, c.floor, c.lineage) === undefined) return { copied: true, source };
+  const problem = footerProblem(source, c.template, task, c.mergeFloor, c.lineage) ?? mergeProblem(source, c.zstd) ?? (deletes ? deleteProblem(source, c.zstd) : undefined);
+  return problem === undefined ? { copied: false, source } : { copied: false, problem };
+}
+
+/**
+ * The partition rules, over every candidate's footer (`footed`) and the inputs still to be read
+ * whole (`pending`, taken as merged until they are read): where an input drops deleted rows from
+ * its pages, its partition's other merged inputs must allow it; a partition with an input to decode
+ * is decoded whole. `why` holds the reasons found before any footer (taskProblem, the cap); each
+ * input keeps the first reason found. Returns the merged inputs in group order.
+ */
+function partitionRules(
+  tasks: readonly FileScanTask[],
+  before: ReadonlyMap<FileScanTask, string>,
+  footers: ReadonlyMap<FileScanTask, Footed>,
+  pending: ReadonlySet<FileScanTask>,
+  zstd: ZstdCodec | undefined,
+): { merged: FileScanTask[]; copied: Set<FileScanTask>; why: Map<FileScanTask, string> } {
+  const why = new Map(before);
+  const leave = (task: FileScanTask, reason: string): false => {
+    if (!why.has(task)) why.set(task, reason);
+    return false;
+  };
+  const copied = new Set<FileScanTask>();
+  // `source` undefined: an input still to be read whole.
+  let merges: { task: FileScanTask; source: CopySource | undefined }[] = [];
+  for (const task of tasks) {
+    const f = footers.get(task);
+    if (pending.has(task)) merges.push({ task, source: undefined });
+    else if (f === undefined) continue;
+    else if (f.copied) copied.add(task);
+    else if (f.problem !== undefined) leave(task, f.problem);
+    else merges.push({ task, source: f.source });
+  }
+  // Where an input drops deleted rows, every column of its output row group is coalesced: the
+  // partition's other merged inputs must allow it too, else they are decoded (and so, below, all).
+  // An input not read yet is checked as it is read (ChunkCopy.open).
+  const dropping = new Set(merges.filter((m) => hasDeletes(m.task)).map((m) => partitionOf(m.task)));
+  merges = merges.filter((m) => {
+    const problem = m.source && dropping.has(partitionOf(m.task)) && !hasDeletes(m.task) ? deleteProblem(m.source, zstd) : undefined;
+    return problem === undefined || leave(m.task, `an input of its partition drops deleted rows from its pages, which its own cannot have: ${problem}`);
+  });
+  // A partition with inputs to decode is decoded whole: merged apart, its small files would
+  // leave two outputs where one does (the copy's row groups are large enough to stand alone).
+  const taken = new Set([...copied, ...merges.map((m) => m.task)]);
+  const decoded = new Set(tasks.filter((t) => !taken.has(t)).map(partitionOf));
+  merges = merges.filter((m) => !decoded.has(partitionOf(m.task)) || leave(m.task, 'another input of its partition is decoded, and one output takes them all'));
+  return { merged: merges.map((m) => m.task), copied, why };
+}
+
 /**
  * A group's chunk copy: which inputs it takes (`copied`), the rest left for decoding (`decode`),
- * then `write`, `prove` and on failure `abort`.
+ * then `write`, `prove` and on failure `abort`. Small inputs it merges may be read whole only as
+ * they are merged (merge-stream.ts): until `write` is done, `decode` and `mergedInputs` are the
+ * plan's, with those taken as merged.
  */
 export class ChunkCopy {
   private readonly written: CopiedFile[] = [];
   private readonly merged: MergedFile[] = [];
   private readonly started: string[] = [];
   private readonly uuid = randomUUID();
+  /** Inputs merged (the plan's until `write` is done: inputs still to be read whole are counted). */
+  private mergedTasks: ReadonlySet<FileScanTask>;
+  /** Why each input left to the decoder is. */
+  private why: ReadonlyMap<FileScanTask, string>;
+  private decodeList: FileScanTask[] = [];
+  private reasons: DecodeReason[] = [];
+  /** A key-column probe (deletedPositions) holds a row group's key columns decoded: few at once. */
+  private readonly probes = limiter(EQUALITY_PROBES);
+  /** Inputs the plan footer-read and merges at the page level, in group order. */
+  private merges: readonly MergeInput[] = [];
+  /** Parsed delete files shared with the decode path. */
+  private readonly deleteCache: DeleteFileCache;
+  /** Partitions where an input the plan merges drops deleted rows: their inputs read whole must allow it (open). */
+  private readonly dropping: ReadonlySet<string>;
+  private byPath: Map<string, FileScanTask> | undefined;
 
   private constructor(
     private readonly io: FileIO,
@@ -231,20 +339,49 @@ export class ChunkCopy {
     private readonly group: FileGroup,
     private readonly options: ChunkCopyOptions,
     private readonly reads: CopyReads,
-    private readonly template: CopyTemplate,
+    private readonly checks: Checks,
+    private readonly tasks: readonly FileScanTask[],
     /** Copied inputs with their footers, in group order. */
     private readonly sources: ReadonlyArray<{ readonly task: FileScanTask; readonly source: CopySource }>,
-    /** Inputs whose row groups are merged at the page level, in group order. */
-    private readonly merges: readonly MergeInput[],
-    /** Inputs left to the decode path, in group order. */
-    readonly decode: readonly FileScanTask[],
-    /** Why each of `decode` is decoded, in the same order. */
-    readonly decodedBecause: readonly DecodeReason[],
+    /** Inputs read whole as they are merged (merge-stream.ts), in group order. */
+    private readonly pending: ReadonlySet<FileScanTask>,
+    /** What each candidate's footer says, as far as read. */
+    private readonly footers: Map<FileScanTask, Footed>,
+    /** The reasons found before any footer (taskProblem, the cap). */
+    private readonly before: ReadonlyMap<FileScanTask, string>,
+    plan0: { merged: readonly FileScanTask[]; why: ReadonlyMap<FileScanTask, string> },
     /** The footer reads of candidates left to the decode path, by path. */
     private readonly seeds: Map<string, ReadAheadRange>,
     /** The footer reads of merged inputs kept for the merge (readChunks takes the row groups they cover). */
     private readonly held: Map<string, HeldBytes>,
-  ) {}
+  ) {
+    this.mergedTasks = new Set(plan0.merged);
+    this.why = plan0.why;
+    this.deleteCache = options.deleteCache ?? new DeleteFileCache();
+    this.dropping = new Set(plan0.merged.filter(hasDeletes).map(partitionOf));
+    this.settle();
+  }
+
+  /** Inputs left to the decode path, in group order. */
+  get decode(): readonly FileScanTask[] {
+    return this.decodeList;
+  }
+
+  /** Why each of `decode` is decoded, in the same order. */
+  get decodedBecause(): readonly DecodeReason[] {
+    return this.reasons;
+  }
+
+  /** `decode` and its reasons from the merged inputs and reasons now known. */
+  private settle(): void {
+    const copied = new Set(this.sources.map((s) => s.task));
+    this.decodeList = this.tasks.filter((t) => !copied.has(t) && !this.mergedTasks.has(t));
+    this.reasons = this.decodeList.map((t) => {
+      const reason = this.why.get(t);
+      if (reason === undefined) throw new Error(`${t.dataFile.filePath}: left to the decoder with no reason recorded`);
+      return { file: t.dataFile.filePath, reason };
+    });
+  }
 
   /** Sorts the group's tasks into copied and decoded; reads the footers of the candidates. */
   static async plan(
@@ -257,14 +394,12 @@ export class ChunkCopy {
   ): Promise<ChunkCopy> {
     const floor = intProperty(metadata, COPY_MIN_ROW_GROUP_BYTES_PROPERTY, DEFAULT_COPY_MIN_ROW_GROUP_BYTES);
     const mergeFloor = Math.min(floor, intProperty(metadata, MERGE_MIN_ROW_GROUP_BYTES_PROPERTY, DEFAULT_MERGE_MIN_ROW_GROUP_BYTES));
-    const template = copyTemplate(options.writeSchema);
-    const lineage = metadata.formatVersion >= 3;
-    const zstd = zstdCodec();
+    const checks: Checks = { template: copyTemplate(options.writeSchema), floor, mergeFloor, lineage: metadata.formatVersion >= 3, zstd: zstdCodec() };
     const mergeDeletes = (metadata.properties[MERGE_DELETES_PROPERTY] ?? 'true').trim().toLowerCase() !== 'false';
-    // Why each input is left to the decoder (the first reason found), for the group's result.
-    const why = new Map<FileScanTask, string>();
+    // Why each input is left to the decoder before any footer is read (the first reason found).
+    const before = new Map<FileScanTask, string>();
     const leaveToDecoder = (task: FileScanTask, reason: string): false => {
-      if (!why.has(task)) why.set(task, reason);
+      if (!before.has(task)) before.set(task, reason);
       return false;
     };
     const strategy = plan.policy.strategy ?? 'binpack';
@@ -276,98 +411,111 @@ export class ChunkCopy {
     // inputs than the cap is decoded (streamed) instead, as before the merge.
     const cap = options.maxMergeInputs ?? MAX_MERGE_INPUTS;
     const small = new Map<string, number>();
-    const partitionOf = (t: FileScanTask): string => partitionKey(t.dataFile.specId, t.dataFile.partition);
     for (const t of candidates) if (Number(t.dataFile.fileSizeInBytes) < floor) small.set(partitionOf(t), (small.get(partitionOf(t)) ?? 0) + 1);
     candidates = candidates.filter((t) =>
       Number(t.dataFile.fileSizeInBytes) >= floor || (small.get(partitionOf(t)) ?? 0) <= cap ||
       leaveToDecoder(t, `its partition has more than ${cap} inputs under the copy floor, whose footers a merge would hold`),
     );
-    const reads = await mapLimit(candidates, FOOTER_READS, (t) => readFooter(io.newInputFile(t.dataFile.filePath, Number(t.dataFile.fileSizeInBytes))));
-    const sources: { task: FileScanTask; source: CopySource }[] = [];
-    let merges: { task: FileScanTask; source: CopySource; read: FooterRead }[] = [];
-    const seeds = new Map<string, ReadAheadRange>();
-    // Left to the decoder, which reads the same tail first: it gets these bytes, not a second fetch.
-    const seed = (task: FileScanTask, read: FooterRead): void => {
-      seeds.set(task.dataFile.filePath, footerSeed(task, read));
-    };
-    candidates.forEach((task, i) => {
-      const read = reads[i];
-      const source = copySource(task.dataFile.filePath, read);
-      const deletes = hasDeletes(task);
-      if (!deletes && footerProblem(source, template, task, floor, lineage) === undefined) {
-        sources.push({ task, source });
-        return;
-      }
-      const problem = footerProblem(source, template, task, mergeFloor, lineage) ?? mergeProblem(source, zstd) ?? (deletes ? deleteProblem(source, zstd) : undefined);
-      if (problem === undefined) merges.push({ task, source, read });
-      else {
-        leaveToDecoder(task, problem);
-        seed(task, read);
-      }
-    });
-    // Where an input drops deleted rows, every column of its output row group is coalesced: the
-    // partition's other merged inputs must allow it too, else they are decoded (and so, below, all).
-    const dropping = new Set(merges.filter((m) => hasDeletes(m.task)).map((m) => partitionOf(m.task)));
-    merges = merges.filter((m) => {
-      const problem = dropping.has(partitionOf(m.task)) && !hasDeletes(m.task) ? deleteProblem(m.source, zstd) : undefined;
-      if (problem === undefined) return true;
-      seed(m.task, m.read);
-      return leaveToDecoder(m.task, `an input of its partition drops deleted rows from its pages, which its own cannot have: ${problem}`);
-    });
-    // A partition with inputs to decode is decoded whole: merged apart, its small files would
-    // leave two outputs where one does (the copy's row groups are large enough to stand alone).
-    const copiedOrMerged = new Set([...sources, ...merges].map((s) => s.task));
-    const decoded = new Set(tasks.filter((t) => !copiedOrMerged.has(t)).map((t) => partitionKey(t.dataFile.specId, t.dataFile.partition)));
-    merges = merges.filter((m) => {
-      if (!decoded.has(partitionKey(m.task.dataFile.specId, m.task.dataFile.partition))) return true;
-      seed(m.task, m.read);
-      return leaveToDecoder(m.task, 'another input of its partition is decoded, and one output takes them all');
-    });
-    const taken = new Set([...sources, ...merges].map((s) => s.task));
     const copyReads: CopyReads = { bytes: intProperty(metadata, READ_AHEAD_BYTES_PROPERTY, DEFAULT_COPY_READ_BYTES), ...options.reads };
+    const budget = copyReads.bytes ?? DEFAULT_COPY_READ_BYTES;
+    // Small inputs that cannot be copied are read whole as they are merged, not footer-read here,
+    // unless their partition is decoded whatever their footers say.
+    const lost = new Set([...before.keys()].map(partitionOf));
+    const wholeBytes = Math.min(READ_AHEAD_WHOLE_INPUT_BYTES, budget);
+    const pending = new Set(candidates.filter((t) => !lost.has(partitionOf(t)) && streamable(t, floor, wholeBytes)));
+    const footers = new Map<FileScanTask, Footed>();
+    const reads = new Map<FileScanTask, FooterRead>();
+    const readFooters = async (list: readonly FileScanTask[]): Promise<void> => {
+      const got = await mapLimit(list, FOOTER_READS, (t) => readFooter(io.newInputFile(t.dataFile.filePath, Number(t.dataFile.fileSizeInBytes))));
+      list.forEach((t, i) => {
+        reads.set(t, got[i]);
+        footers.set(t, footed(t, copySource(t.dataFile.filePath, got[i]), checks));
+      });
+    };
+    await readFooters(candidates.filter((t) => !pending.has(t)));
+    // Inputs to read whole in a partition the footers read decode: footer-read after all, for their
+    // own reasons and the decoder's first read, as before.
+    for (;;) {
+      const merged = new Set(partitionRules(tasks, before, footers, pending, checks.zstd).merged);
+      const late = [...pending].filter((t) => !merged.has(t));
+      if (late.length === 0) break;
+      for (const t of late) pending.delete(t);
+      await readFooters(late);
+    }
+    const rules = partitionRules(tasks, before, footers, pending, checks.zstd);
+    const mergedNow = new Set(rules.merged);
+    // Left to the decoder, which reads the same tail first: it gets these bytes, not a second fetch.
+    const seeds = new Map<string, ReadAheadRange>();
+    for (const [task, read] of reads) if (!rules.copied.has(task) && !mergedNow.has(task)) seeds.set(task.dataFile.filePath, footerSeed(task, read));
+    const sources = tasks.filter((t) => rules.copied.has(t)).map((task) => ({ task, source: footers.get(task)!.source! }));
+    const merges = rules.merged.filter((t) => !pending.has(t)).map((task) => ({ task, source: footers.get(task)!.source!, read: reads.get(task)! }));
     // A merged input whose footer read holds its row groups (all of a small file) is not fetched
     // again, within the read-ahead budget: beyond it, its bytes are dropped and read when merged.
     const held = new Map<string, HeldBytes>();
     let heldBytes = 0;
     for (const { task, source, read } of merges) {
-      const first = Math.min(...source.footer.rowGroups.map(rowGroupStart));
-      if (read.tailStart > first) continue;
-      if (heldBytes + read.tail.length > (copyReads.bytes ?? DEFAULT_COPY_READ_BYTES)) break;
+      const start = Math.min(...source.footer.rowGroups.map(rowGroupStart));
+      if (read.tailStart > start) continue;
+      if (heldBytes + read.tail.length > budget) break;
       held.set(task.dataFile.filePath, { start: read.tailStart, bytes: read.tail });
       heldBytes += read.tail.length;
     }
-    // Only `held` keeps footer reads: the merges keep their footers (copied out of the reads).
-    const cache = options.deleteCache ?? new DeleteFileCache();
-    const deletedOf = async ({ task, source, read }: (typeof merges)[number]): Promise<MergeInput> => {
-      if (!hasDeletes(task)) return { task, source };
-      const filter = await DeleteFilter.load(io, task.dataFile.filePath, task.deletes, metadata.schemas, cache);
-      const keys = pageKeyProbes(filter, task, source, options.writeSchema);
-      if (keys) return { task, source, deleted: byRowGroup(source, filter.deletedPositions()), keys };
-      // Other equality deletes are probed on the file's key columns, read as the decoder reads them;
-      // the footer read serves their reader the footer (no second fetch).
-      const files = filter.equalitySets.length > 0
-        ? new ReadAheadFileIO(io, [footerSeed(task, read)], { files: 1, bytes: read.tail.length })
-        : undefined;
-      try {
-        return { task, source, deleted: byRowGroup(source, await deletedPositions(files ?? io, metadata, task, { deleteCache: cache, filter })) };
-      } finally {
-        files?.close();
-      }
-    };
+    // Only `held` and `seeds` keep footer reads: the merges keep their footers (copied out of the reads).
+    const copy = new ChunkCopy(io, metadata, plan, group, options, copyReads, checks, tasks, sources, pending, footers, before, rules, seeds, held);
     // A key-column probe holds a row group's key columns decoded: fewer of them at once. Keys probed
     // from the file's own pages later are not read here.
     const probed = merges.filter((m) => m.task.deletes.equalityDeletes.length > 0 && !pageProbed(m.task, m.source, options.writeSchema));
     const byTask = new Map<FileScanTask, MergeInput>();
+    const deletedOf = (m: (typeof merges)[number]): Promise<MergeInput> => copy.deletedOf(m.task, m.source, footerSeed(m.task, m.read));
     for (const m of await mapLimit(probed, EQUALITY_PROBES, deletedOf)) byTask.set(m.task, m);
     for (const m of await mapLimit(merges.filter((x) => !byTask.has(x.task)), FOOTER_READS, deletedOf)) byTask.set(m.task, m);
-    const merged = merges.map((m) => byTask.get(m.task)!);
-    const decode = tasks.filter((t) => !taken.has(t));
-    const reasons = decode.map((t) => {
-      const reason = why.get(t);
-      if (reason === undefined) throw new Error(`${t.dataFile.filePath}: left to the decoder with no reason recorded`);
-      return { file: t.dataFile.filePath, reason };
+    copy.merges = merges.map((m) => byTask.get(m.task)!);
+    return copy;
+  }
+
+  /**
+   * A merged input with its deletes: per row group the positions deleted, and its equality deletes
+   * as probes of its own pages where they can be (pageKeyProbes), else found on its key columns,
+   * read as the decoder reads them from `seed` (bytes of the file read already: no second fetch
+   * of them).
+   */
+  private async deletedOf(task: FileScanTask, source: CopySource, seed: ReadAheadRange): Promise<MergeInput> {
+    if (!hasDeletes(task)) return { task, source };
+    const cache = this.deleteCache;
+    const filter = await DeleteFilter.load(this.io, task.dataFile.filePath, task.deletes, this.metadata.schemas, cache);
+    const keys = pageKeyProbes(filter, task, source, this.options.writeSchema);
+    if (keys) return { task, source, deleted: byRowGroup(source, filter.deletedPositions()), keys };
+    if (filter.equalitySets.length === 0) return { task, source, deleted: byRowGroup(source, filter.deletedPositions()) };
+    return this.probes(async () => {
+      const files = new ReadAheadFileIO(this.io, [seed], { files: 1, bytes: seed.bytes?.length ?? 0 });
+      try {
+        return { task, source, deleted: byRowGroup(source, await deletedPositions(files, this.metadata, task, { deleteCache: cache, filter })) };
+      } finally {
+        files.close();
+      }
     });
-    return new ChunkCopy(io, metadata, plan, group, options, copyReads, template, sources, merged, decode, reasons, seeds, held);
+  }
+
+  /**
+   * An input read whole for the merge (merge-stream.ts): its footer from those bytes, sorted as the
+   * plan sorts the ones it reads. Its partition is revoked (decoded whole) when it cannot be merged
+   * itself or cannot drop rows where its partition does; the decoder then gets its tail.
+   */
+  private async open(task: FileScanTask, bytes: Uint8Array): Promise<Opened> {
+    const path = task.dataFile.filePath;
+    const read = await readFooter(heldFile(path, bytes));
+    const f = footed(task, copySource(path, read), this.checks);
+    // Copied inputs were sorted out by the plan: this one has deletes or is under the copy floor whole.
+    if (f.copied) throw new IllegalStateError(`${path}: read whole to be merged, but its footer says it is copied`);
+    this.footers.set(task, f);
+    const source = f.source;
+    const dropping = source !== undefined && !hasDeletes(task) && this.dropping.has(partitionOf(task)) && deleteProblem(source, this.checks.zstd) !== undefined;
+    if (source === undefined || dropping) {
+      // A copy: a view would keep the whole input alive.
+      this.seeds.set(path, { path, start: read.tailStart, end: bytes.length, bytes: bytes.slice(read.tailStart) });
+      return { revoke: true };
+    }
+    return { input: await this.deletedOf(task, source, { path, start: 0, end: bytes.length, bytes }) };
   }
 
   /**
@@ -402,7 +550,7 @@ export class ChunkCopy {
 
   /** Inputs whose row groups are merged at the page level. */
   get mergedInputs(): number {
-    return this.merges.length;
+    return this.mergedTasks.size;
   }
 
   /**
@@ -445,7 +593,7 @@ export class ChunkCopy {
         const name = `${safeName(this.group.id)}-copy-${String(this.started.length).padStart(5, '0')}-${this.uuid}.parquet`;
         const path = locations.newDataLocation(name, folder);
         this.started.push(path);
-        const copied = await writeCopiedFile(this.io, path, this.template, parts, { reads: this.reads, ...(fault ? { fault } : {}) });
+        const copied = await writeCopiedFile(this.io, path, this.checks.template, parts, { reads: this.reads, ...(fault ? { fault } : {}) });
         fault = undefined;
         this.written.push(copied);
         for (const rg of copied.rowGroups) {
@@ -471,87 +619,133 @@ export class ChunkCopy {
   /**
    * Writes the merged outputs: per output partition and mergeKey, source row groups in input order
    * joined into row groups of up to `write.parquet.row-group-size-bytes` (uncompressed, as their
-   * footers count them), a new file once the next row group would pass the target size. Adds each
-   * source row group's digest to `checkIn` and its run to `map`.
+   * footers count them), a new file once the next row group would pass the target size
+   * (merge-layout.ts). Inputs read whole are merged as they arrive (merge-stream.ts); once every
+   * footer is known the partition rules are settled again, and the rest is merged as the plan's.
+   * Adds each source row group's digest to `checkIn` and its run to `map`, for the outputs kept.
    */
   private async writeMerges(map: CompactionMapBuilder | undefined, checkIn: RowSetChecksum): Promise<DataFile[]> {
-    if (this.merges.length === 0) return [];
+    if (this.mergedTasks.size === 0) return [];
     const spec = specById(this.metadata, this.options.specId);
-    const target = this.plan.policy.targetFileSizeBytes;
-    const rowGroupBytes = intProperty(this.metadata, 'write.parquet.row-group-size-bytes', DEFAULT_ROW_GROUP_BYTES);
-    type File = { groups: MergePart[][]; groupBytes: number };
-    const buckets = new Map<string, { partition: DataFile['partition']; files: File[]; size: number }>();
-    for (const { task, source, deleted, keys } of this.merges) {
-      // A file without row groups has no rows to merge.
-      if (source.rowGroups.length === 0) continue;
-      const partition = task.dataFile.partition;
-      const key = `${partitionKey(spec.specId, partition)}\u0000${mergeKey(source)}`;
-      let b = buckets.get(key);
-      if (!b) buckets.set(key, (b = { partition, files: [{ groups: [[]], groupBytes: 0 }], size: 0 }));
-      source.footer.rowGroups.forEach((meta, index) => {
-        const rows = source.rowGroups[index].numRows;
-        const dropped = deleted?.[index];
-        // A row group whose rows are all deleted leaves nothing to merge.
-        if (dropped && dropped.length >= rows) return;
-        const live = dropped ? (rows - dropped.length) / rows : 1;
-        const bytes = source.rowGroups[index].bytes * live;
-        // Uncompressed bytes as the footer counts them; a writer that leaves them out, the compressed.
-        const uncompressed = (meta.totalByteSize > 0 ? meta.totalByteSize : source.rowGroups[index].bytes) * live;
-        if (b.size > 0 && b.size + bytes > target) {
-          b.files.push({ groups: [[]], groupBytes: 0 });
-          b.size = 0;
-        }
-        const file = b.files[b.files.length - 1];
-        if (file.groupBytes > 0 && file.groupBytes + uncompressed > rowGroupBytes) {
-          file.groups.push([]);
-          file.groupBytes = 0;
-        }
-        file.groups[file.groups.length - 1].push({ source, rowGroup: index, ...(dropped ? { deleted: dropped } : {}), ...(keys ? { keys } : {}) });
-        file.groupBytes += uncompressed;
-        b.size += bytes;
-      });
-    }
-    const config = this.metricsConfig();
-    const locations = tableLocationProvider(this.metadata);
     const schema = currentSchema(this.metadata);
+    const layout = new MergeLayout(spec.specId, this.plan.policy.targetFileSizeBytes, intProperty(this.metadata, 'write.parquet.row-group-size-bytes', DEFAULT_ROW_GROUP_BYTES));
     const options = this.mergeOptions();
+    const locations = tableLocationProvider(this.metadata);
     let fault = this.written.length === 0 ? this.options.fault : undefined;
-    const out: DataFile[] = [];
-    for (const { partition, files } of buckets.values()) {
-      const folder = partitionFolder(spec, partition, schema);
-      for (const { groups } of files) {
-        if (groups.every((g) => g.length === 0)) continue;
-        const name = `${safeName(this.group.id)}-merge-${String(this.started.length).padStart(5, '0')}-${this.uuid}.parquet`;
-        const path = locations.newDataLocation(name, folder);
-        this.started.push(path);
-        const merged = await writeMergedFile(this.io, path, this.template, groups, { ...options, held: this.held, ...(fault ? { fault } : {}) });
-        // Every row its equality deletes matched (found as it was written): no file to add (and no chunk the fault damaged).
-        if (merged.recordCount === 0) {
-          await this.io.deleteMany([path]);
-          continue;
+    const newPath = (task: FileScanTask): string => {
+      const name = `${safeName(this.group.id)}-merge-${String(this.started.length).padStart(5, '0')}-${this.uuid}.parquet`;
+      const path = locations.newDataLocation(name, partitionFolder(spec, task.dataFile.partition, schema));
+      this.started.push(path);
+      return path;
+    };
+    const outputs: { task: FileScanTask; merged: MergedFile }[] = [];
+    const byTask = new Map(this.merges.map((m) => [m.task, m]));
+    let placed: ReadonlySet<FileScanTask> = new Set();
+    if (this.pending.size > 0) {
+      const inputs = this.tasks.filter((t) => this.mergedTasks.has(t)).map((task) => ({ task, ...(this.pending.has(task) ? {} : { input: byTask.get(task)! }) }));
+      const stream = await streamMerges(inputs, {
+        io: this.io, layout, partitionOf,
+        open: (task, bytes) => this.open(task, bytes),
+        write: async (task, items) => {
+          const merged = await writeMergedParts(this.io, newPath(task), this.checks.template, items, { ...options, ...(fault ? { fault } : {}) });
+          if (merged.recordCount > 0) fault = undefined;
+          outputs.push({ task, merged });
+          return merged;
+        },
+        // As many reads in flight as the plan's footer reads were (small inputs wait on S3's first byte), within the bytes.
+        window: { ...this.reads, bytes: this.reads.bytes ?? DEFAULT_COPY_READ_BYTES, reads: this.reads.reads ?? FOOTER_READS, ordered: true },
+        held: this.held,
+        heldBytes: this.reads.bytes ?? DEFAULT_COPY_READ_BYTES,
+      });
+      placed = stream.placed;
+      for (const [task, input] of stream.deferred) byTask.set(task, input);
+      // Inputs not read (their partition revoked first): footer-read as the plan would have, for
+      // their reasons and the decoder's first read.
+      const reads = await mapLimit(stream.skipped, FOOTER_READS, (t) => readFooter(this.io.newInputFile(t.dataFile.filePath, Number(t.dataFile.fileSizeInBytes))));
+      stream.skipped.forEach((t, i) => {
+        this.footers.set(t, footed(t, copySource(t.dataFile.filePath, reads[i]), this.checks));
+        this.seeds.set(t.dataFile.filePath, footerSeed(t, reads[i]));
+      });
+      // Every footer known: the partition rules as the plan would have settled them.
+      const rules = partitionRules(this.tasks, this.before, this.footers, new Set(), this.checks.zstd);
+      this.mergedTasks = new Set(rules.merged);
+      this.why = rules.why;
+      this.settle();
+      const removed = new Set(stream.removed);
+      for (let i = outputs.length - 1; i >= 0; i--) if (removed.has(outputs[i].merged.path)) outputs.splice(i, 1);
+      // A streamed output holds inputs of one partition, which the rules merge whole or not at all:
+      // one they decode would have its rows twice.
+      for (const { merged } of outputs) {
+        for (const s of merged.rowGroups.flat()) {
+          const task = this.taskOf(s.part.source.path);
+          if (!this.mergedTasks.has(task)) throw new IllegalStateError(`${s.part.source.path}: merged into ${merged.path}, then left to the decoder`);
         }
-        fault = undefined;
-        this.merged.push(merged);
-        for (const segment of merged.rowGroups.flat()) {
-          checkIn.addDigest(segment.digest[0], segment.digest[1], segment.rows);
-          const { firstRow, numRows } = segment.part.source.rowGroups[segment.part.rowGroup];
-          // One run per stretch of live rows.
-          let at = 0;
-          let to = segment.firstRow;
-          for (const d of [...(segment.deleted ?? []), numRows]) {
-            if (d > at) map?.addRun(segment.part.source.path, firstRow + at, path, to, d - at);
-            to += Math.max(0, d - at);
-            at = d + 1;
-          }
-        }
-        const metrics = metricsFromStatistics(merged.footer, merged.footerBytes, this.options.writeSchema, config);
-        out.push(
-          toDataFile({ ...merged, metrics, rowGroupCount: merged.rowGroups.length }, spec, partition, FileContent.Data, { sortOrderId: UNSORTED_ORDER.orderId }),
-        );
+      }
+    }
+    // The rest: inputs of other buckets than the streamed one, each bucket's files in turn.
+    const buckets = new Map<string, { task: FileScanTask; files: MergePart[][][] }>();
+    for (const task of this.tasks) {
+      if (!this.mergedTasks.has(task) || placed.has(task)) continue;
+      const input = byTask.get(task);
+      if (!input) throw new IllegalStateError(`${task.dataFile.filePath}: merged, but neither read nor merged when read`);
+      // A file without row groups has no rows to merge.
+      if (input.source.rowGroups.length === 0) continue;
+      const key = layout.key(input);
+      let b = buckets.get(key);
+      if (!b) buckets.set(key, (b = { task, files: [] }));
+      for (const rg of input.source.rowGroups) {
+        const at = layout.place(input, rg.index, key);
+        if (!at) continue;
+        if (at.newFile) b.files.push([]);
+        const file = b.files[b.files.length - 1];
+        if (!file) throw new IllegalStateError(`${task.dataFile.filePath}: a row group placed into an output already written`);
+        if (at.newRowGroup) file.push([]);
+        file[file.length - 1].push(at.part);
+      }
+    }
+    for (const { task, files } of buckets.values()) {
+      for (const groups of files) {
+        const merged = await writeMergedFile(this.io, newPath(task), this.checks.template, groups, { ...options, held: this.held, ...(fault ? { fault } : {}) });
+        if (merged.recordCount > 0) fault = undefined;
+        outputs.push({ task, merged });
       }
     }
     this.held.clear();
+    const config = this.metricsConfig();
+    const out: DataFile[] = [];
+    for (const { task, merged } of outputs) {
+      // Every row its equality deletes matched (found as it was written): no file to add (and no chunk the fault damaged).
+      if (merged.recordCount === 0) {
+        await this.io.deleteMany([merged.path]);
+        continue;
+      }
+      this.merged.push(merged);
+      for (const segment of merged.rowGroups.flat()) {
+        checkIn.addDigest(segment.digest[0], segment.digest[1], segment.rows);
+        const { firstRow, numRows } = segment.part.source.rowGroups[segment.part.rowGroup];
+        // One run per stretch of live rows.
+        let at = 0;
+        let to = segment.firstRow;
+        for (const d of [...(segment.deleted ?? []), numRows]) {
+          if (d > at) map?.addRun(segment.part.source.path, firstRow + at, merged.path, to, d - at);
+          to += Math.max(0, d - at);
+          at = d + 1;
+        }
+      }
+      const metrics = metricsFromStatistics(merged.footer, merged.footerBytes, this.options.writeSchema, config);
+      out.push(
+        toDataFile({ ...merged, metrics, rowGroupCount: merged.rowGroups.length }, spec, task.dataFile.partition, FileContent.Data, { sortOrderId: UNSORTED_ORDER.orderId }),
+      );
+    }
     return out;
+  }
+
+  /** The task of an input, by its path. */
+  private taskOf(path: string): FileScanTask {
+    this.byPath ??= new Map(this.tasks.map((t) => [t.dataFile.filePath, t]));
+    const task = this.byPath.get(path);
+    if (!task) throw new IllegalStateError(`${path}: not an input of group ${this.group.id}`);
+    return task;
   }
 
   private mergeOptions(): MergeOptions {

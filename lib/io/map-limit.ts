@@ -16,3 +16,21 @@ export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (it
 export async function forEachLimit<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
   await mapLimit(items, limit, fn);
 }
+
+/** A gate: at most `limit` of the calls it runs are in flight at once, the rest wait their turn in order. */
+export function limiter(limit: number): <R>(fn: () => Promise<R>) => Promise<R> {
+  let running = 0;
+  const waiting: Array<() => void> = [];
+  return async <R>(fn: () => Promise<R>): Promise<R> => {
+    // A finished call hands its place straight to the next waiting one.
+    if (running < Math.max(1, limit)) running++;
+    else await new Promise<void>((resolve) => waiting.push(resolve));
+    try {
+      return await fn();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else running--;
+    }
+  };
+}

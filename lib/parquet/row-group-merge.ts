@@ -1637,13 +1637,49 @@ export async function writeMergedFile(
 ): Promise<MergedFile> {
   const parts = rowGroups.flat();
   if (parts.length === 0) throw new InvalidFileError('a merged file needs at least one row group', { path });
-  const first = parts[0].source;
-  const key = mergeKey(first);
+  const key = mergeKey(parts[0].source);
   const other = [...new Set(parts.map((p) => p.source))].find((source) => mergeKey(source) !== key);
-  if (other) throw new InvalidFileError(`${other.path} was written by another writer or codec than ${first.path}`, { path });
-  const leaves = leavesOf(first.footer, options.writeSchema);
-  const codecs = chunkFacts(first).codecs.map((c) => pageCodec(c, options.zstd, options.level));
+  if (other) throw new InvalidFileError(`${other.path} was written by another writer or codec than ${parts[0].source.path}`, { path });
+  const starts = new Set(rowGroups.map((g) => g[0]));
   const inputs = new Map<string, InputFile>();
+  const fetch = (part: MergePart): Promise<Uint8Array[]> => {
+    let input = inputs.get(part.source.path);
+    if (!input) inputs.set(part.source.path, (input = io.newInputFile(part.source.path)));
+    return readChunks(input, chunkSpans(typedFields(typedItems(typedField(part.source.typed, 4))[part.rowGroup])), options.held?.get(part.source.path));
+  };
+  const window: ReadWindowOptions = { ...options.reads, bytes: options.reads?.bytes ?? DEFAULT_COPY_READ_BYTES, ordered: true };
+  async function* items(): AsyncGenerator<MergeItem> {
+    for await (const { item: part, value: bytes } of readWindow(parts, partBytes, fetch, window, options.stats)) yield { part, bytes, newRowGroup: starts.has(part) };
+  }
+  return writeMergedParts(io, path, template, items(), options);
+}
+
+/** A source row group to merge with its chunks' bytes, as writeMergedParts takes them. */
+export interface MergeItem {
+  readonly part: MergePart;
+  readonly bytes: readonly Uint8Array[];
+  /** It starts an output row group (the file's first item does whatever this says). */
+  readonly newRowGroup: boolean;
+}
+
+/**
+ * Writes the source row groups `items` hands over, in order, into one new file at `path` (their
+ * sources sharing mergeKey), a new output row group at each item that starts one: writeMergedFile
+ * with the reading left to the caller, who may decide where row groups end as sources arrive
+ * (lib/compaction/merge-stream.ts). Holds the output row group being built.
+ */
+export async function writeMergedParts(
+  io: FileIO,
+  path: string,
+  template: CopyTemplate,
+  items: AsyncIterable<MergeItem>,
+  options: Omit<MergeOptions, 'reads' | 'held'>,
+): Promise<MergedFile> {
+  let first: CopySource | undefined;
+  let key = '';
+  let last: CopySource | undefined;
+  let leaves: Leaf[] = [];
+  let codecs: (PageCodec | undefined)[] = [];
   const written: MergedSegment[][] = [];
   const newGroups: TypedField[][] = [];
   let plainColumns = 0;
@@ -1721,16 +1757,26 @@ export async function writeMergedFile(
   async function* content(): AsyncGenerator<Uint8Array> {
     yield PARQUET_MAGIC_BYTES;
     at = PARQUET_MAGIC_BYTES.length;
-    const fetch = (part: MergePart): Promise<Uint8Array[]> => {
-      let input = inputs.get(part.source.path);
-      if (!input) inputs.set(part.source.path, (input = io.newInputFile(part.source.path)));
-      return readChunks(input, chunkSpans(typedFields(typedItems(typedField(part.source.typed, 4))[part.rowGroup])), options.held?.get(part.source.path));
-    };
-    const window: ReadWindowOptions = { ...options.reads, bytes: options.reads?.bytes ?? DEFAULT_COPY_READ_BYTES, ordered: true };
-    let r = 0;
-    let taken = 0;
     let pending: SourceGroup[] = [];
-    for await (const { item: part, value: bytes } of readWindow(parts, partBytes, fetch, window, options.stats)) {
+    // The row group so far is built once the next starts (or the items end).
+    function* flush(): Generator<Uint8Array> {
+      if (pending.length === 0) return;
+      const { parts: out, rowGroup } = build(pending);
+      newGroups.push(rowGroup);
+      pending = [];
+      yield* damaged(out, faults);
+    }
+    for await (const { part, bytes, newRowGroup } of items) {
+      if (first === undefined) {
+        first = part.source;
+        key = mergeKey(first);
+        leaves = leavesOf(first.footer, options.writeSchema);
+        codecs = chunkFacts(first).codecs.map((c) => pageCodec(c, options.zstd, options.level));
+      } else if (part.source !== last && mergeKey(part.source) !== key) {
+        throw new InvalidFileError(`${part.source.path} was written by another writer or codec than ${first.path}`, { path });
+      }
+      last = part.source;
+      if (newRowGroup) yield* flush();
       const rg = typedFields(typedItems(typedField(part.source.typed, 4))[part.rowGroup]);
       const spans = chunkSpans(rg);
       const numRows = typedNumber(typedField(rg, 3));
@@ -1745,16 +1791,10 @@ export async function writeMergedFile(
         throw fileFault(part.source.path, e, `row group ${part.rowGroup}`);
       }
       // A row group whose rows are all deleted leaves nothing to merge (known here when its keys were probed).
-      if (numRows - (deleted?.length ?? 0) > 0) pending.push({ part, rows: numRows - (deleted?.length ?? 0), deleted, spans, bytes, pages });
-      if (++taken < rowGroups[r].length) continue;
-      r++;
-      taken = 0;
-      if (pending.length === 0) continue;
-      const { parts: out, rowGroup } = build(pending);
-      newGroups.push(rowGroup);
-      pending = [];
-      yield* damaged(out, faults);
+      if (numRows - (deleted?.length ?? 0) > 0) pending.push({ part, rows: numRows - (deleted?.length ?? 0), deleted, spans, bytes: [...bytes], pages });
     }
+    yield* flush();
+    if (first === undefined) throw new InvalidFileError('a merged file needs at least one row group', { path });
     const tail = fileTail(first, template, rows, newGroups);
     footer = tail.footer;
     at += tail.bytes.length;

@@ -170,7 +170,7 @@ describe('row-group merge on S3 (moto)', () => {
     expect(await tableRows(await loadTable(location, { s3Endpoint: testS3Endpoint() }))).toEqual(before);
   });
 
-  it('fetches each small input once: its footer read holds its row groups', async () => {
+  it('fetches each small input once: read whole as it is merged (merge-stream.ts)', async () => {
     const location = `s3://${await freshBucket()}/warehouse/merge-once`;
     const s3 = fileIOFor(location, { s3Endpoint: testS3Endpoint() });
     const t = await chunkCopyTable(s3, 4, 40, { location, properties: MERGE });
