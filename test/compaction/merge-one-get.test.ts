@@ -6,12 +6,14 @@
  * input whose footer refuses the merge, read after its partition's first outputs were written;
  * a group of two partitions (the second's inputs merged after the first's, from the bytes kept).
  */
+import { rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadTable } from '../../lib/catalog/table.js';
 import { READ_AHEAD_BYTES_PROPERTY } from '../../lib/compaction/chunk-copy.js';
 import { commitCompaction } from '../../lib/compaction/commit.js';
 import { DECODE_REASONS_SHOWN, type DataFileJson, type FileGroup, type GroupResult, type Plan } from '../../lib/compaction/messages.js';
 import { rewriteGroup } from '../../lib/compaction/rewriter.js';
+import { NotFoundError } from '../../lib/errors.js';
 import type { TableMetadata } from '../../lib/iceberg/table-metadata.js';
 import type { Row } from '../../lib/iceberg/values.js';
 import type { FileIO } from '../../lib/io/file-io.js';
@@ -26,6 +28,7 @@ import { planAll } from '../support/compaction.js';
 import { CountingIO } from '../support/counting-io.js';
 import { DELETED, flatRow, flatTable } from '../support/flat-table.js';
 import { freshBucket, testS3Endpoint } from '../support/s3.js';
+import { listTree } from '../support/table-files.js';
 
 const io = new LocalFileIO();
 const isMerge = (f: DataFileJson): boolean => f.filePath.includes('-merge-');
@@ -126,6 +129,50 @@ describe('merge with one GET per small input', () => {
     expect(await tableRows(await loadTable(t.location))).toEqual(before);
   });
 
+  it('a missing input read whole fails the group naming it, with the outputs started before deleted', async () => {
+    let t = await flatTable(io, 4, 150);
+    t = (await deleteRows(t, DELETED(150))).table;
+    const plan = await planAll(io, t.metadata, { targetFileSizeBytes: 1 });
+    const group = plan.groups[0];
+    const missing = group.inputs[3].file.filePath;
+    rmSync(missing);
+    // Range reads keep files open: let go of the one removed.
+    await io.close();
+    const data = `${t.location}/data`;
+    const before = listTree(data);
+    const counting = new CountingIO(io);
+    const err = await rewriteGroup(counting, t.metadata, plan, group, { copyReads: { reads: 1 } }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NotFoundError);
+    expect((err as NotFoundError).path).toBe(missing);
+    expect(counting.writes.filter((w) => w.path.includes('-merge-')).length).toBeGreaterThan(0);
+    expect(listTree(data)).toEqual(before);
+  });
+
+  it('a partition of two codecs (two buckets): the second\'s input, read among the first\'s, merged after them from its bytes kept; the two-read merge\'s outputs', async () => {
+    let t = await flatTable(io, 3, 150);
+    const rows: Row[] = [];
+    for (let id = 10_000; rows.length < 100; id++) if (flatRow(id).category === 'a') rows.push(flatRow(id));
+    const [gzip] = await writeDataFiles(io, withProperties(t.metadata, { 'write.parquet.compression-codec': 'gzip' }), rows);
+    t = await commitChanges(t, { addedDataFiles: [gzip] });
+    t = (await deleteRows(t, (r) => Number(r.id) % 7 === 3)).table;
+    const plan = await planAll(io, t.metadata);
+    const planned = plan.groups.find((g) => g.inputs.some((i) => i.file.filePath === gzip.filePath))!;
+    const other = planned.inputs.find((i) => i.file.filePath === gzip.filePath)!;
+    const rest = planned.inputs.filter((i) => i !== other);
+    // Read second: after the first bucket's first input, before its others.
+    const group: FileGroup = { ...planned, inputs: [rest[0], other, ...rest.slice(1)] };
+    const ordered: Plan = { ...plan, groups: plan.groups.map((g) => (g === planned ? group : g)) };
+    const one = await counted(io, t.metadata, ordered, group);
+    expect(one.r.inputPaths).toEqual({ copied: 0, merged: group.inputs.length, decoded: 0 });
+    expect(one.r.outputs).toHaveLength(2);
+    for (const input of group.inputs) expect(one.reads.get(input.file.filePath)).toHaveLength(1);
+    await checkMap(io, t.metadata, ordered, one.r, (r) => Number(r.id) % 7 === 3);
+    const two = await rewriteGroup(io, withProperties(t.metadata, TWO_READS), ordered, group);
+    const [a, b] = [await outputBytes([one.r]), await outputBytes([two])];
+    a.forEach((bytes, k) => expect(bytes.equals(b[k]), `output ${k}`).toBe(true));
+    expect(one.r.checksums).toEqual(two.checksums);
+  });
+
   it('a group of two partitions: the first merged as read, the second after it from the bytes kept (else read again), the same outputs', async () => {
     let t = await flatTable(io, 3, 150);
     t = (await deleteRows(t, DELETED(150))).table;
@@ -144,6 +191,8 @@ describe('merge with one GET per small input', () => {
     const second = new Set(plan.groups[1].inputs.map((i) => i.file.filePath));
     const firstOf = plan.groups[0].inputs.map((i) => i.file.filePath);
     for (const p of firstOf) expect(tight.reads.get(p)).toHaveLength(1);
+    // Whole inputs are read within the budget: one at a time here.
+    expect(tight.counting.maxInFlightBytes).toBeLessThanOrEqual(largest);
     expect([...second].some((p) => tight.reads.get(p)!.length === 2)).toBe(true);
     const two = await rewriteGroup(io, withProperties(t.metadata, TWO_READS), both, group);
     const [a, b, c] = [await outputBytes([one.r]), await outputBytes([tight.r]), await outputBytes([two])];
