@@ -560,7 +560,10 @@ export class ChunkCopy {
    */
   async write(map: CompactionMapBuilder | undefined, checkIn: RowSetChecksum): Promise<DataFile[]> {
     const copied = await this.writeCopies(map, checkIn);
-    return [...copied, ...(await this.writeMerges(map, checkIn))];
+    const merged = await this.writeMerges(map, checkIn);
+    // The rules are settled: the footers of inputs left to the decoder need not outlive the write.
+    this.footers.clear();
+    return [...copied, ...merged];
   }
 
   private async writeCopies(map: CompactionMapBuilder | undefined, checkIn: RowSetChecksum): Promise<DataFile[]> {
