@@ -9,7 +9,7 @@
 import { rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadTable } from '../../lib/catalog/table.js';
-import { READ_AHEAD_BYTES_PROPERTY } from '../../lib/compaction/chunk-copy.js';
+import { COPY_MIN_ROW_GROUP_BYTES_PROPERTY, READ_AHEAD_BYTES_PROPERTY } from '../../lib/compaction/chunk-copy.js';
 import { commitCompaction } from '../../lib/compaction/commit.js';
 import { DECODE_REASONS_SHOWN, type DataFileJson, type FileGroup, type GroupResult, type Plan } from '../../lib/compaction/messages.js';
 import { rewriteGroup } from '../../lib/compaction/rewriter.js';
@@ -171,6 +171,37 @@ describe('merge with one GET per small input', () => {
     const [a, b] = [await outputBytes([one.r]), await outputBytes([two])];
     a.forEach((bytes, k) => expect(bytes.equals(b[k]), `output ${k}`).toBe(true));
     expect(one.r.checksums).toEqual(two.checksums);
+  });
+
+  it('inputs the plan footer-read (over the copy floor, row groups under it) merged among those read whole, in group order; the two-read merge\'s outputs', async () => {
+    // Files over the copy floor of row groups under it: merged, footer-read by the plan (no deletes).
+    const properties = { [COPY_MIN_ROW_GROUP_BYTES_PROPERTY]: '40000', 'write.parquet.row-group-size-bytes': '20000', 'write.parquet.compression-codec': 'uncompressed' };
+    let t = await flatTable(io, 4, 4500, { properties });
+    // Deletes in the first two appends' files alone: those are read whole.
+    const gone = (r: Row): boolean => Number(r.id) <= 9000 && Number(r.id) % 11 === 4;
+    t = (await deleteRows(t, gone)).table;
+    const plan = await planAll(io, t.metadata);
+    for (const group of plan.groups) {
+      const withDeletes = group.inputs.filter((i) => i.deletes.length > 0);
+      const plain = group.inputs.filter((i) => i.deletes.length === 0);
+      expect(withDeletes.length).toBeGreaterThan(0);
+      // Past the 64 KiB footer read: their row groups are read through the stream's window.
+      expect(plain.every((i) => Number(i.file.fileSizeInBytes) > 64 * 1024)).toBe(true);
+      // In group order, those read whole between the others.
+      const ordered: FileGroup = { ...group, inputs: [plain[0], ...withDeletes, ...plain.slice(1)] };
+      const both: Plan = { ...plan, groups: [ordered] };
+      const one = await counted(io, t.metadata, both, ordered);
+      expect(one.r.inputPaths).toEqual({ copied: 0, merged: ordered.inputs.length, decoded: 0 });
+      for (const i of withDeletes) expect(one.reads.get(i.file.filePath)).toEqual([[0, Number(i.file.fileSizeInBytes)]]);
+      // The others: the plan's footer read, then their row groups.
+      for (const i of plain) expect(one.reads.get(i.file.filePath)!.length).toBeGreaterThan(1);
+      await checkMap(io, t.metadata, both, one.r, gone);
+      const two = await rewriteGroup(io, withProperties(t.metadata, TWO_READS), both, ordered);
+      const [a, b] = [await outputBytes([one.r]), await outputBytes([two])];
+      expect(a.length).toBe(b.length);
+      a.forEach((bytes, k) => expect(bytes.equals(b[k]), `output ${k}`).toBe(true));
+      expect(one.r.checksums).toEqual(two.checksums);
+    }
   });
 
   it('a group of two partitions: the first merged as read, the second after it from the bytes kept (else read again), the same outputs', async () => {
