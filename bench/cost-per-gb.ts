@@ -64,6 +64,7 @@ import type { GroupResult } from '../lib/compaction/messages.js';
 import { rewriteGroup } from '../lib/compaction/rewriter.js';
 import { LazyS3FileIO, parseS3Location } from '../lib/io/index.js';
 import { S3RequestCounter } from '../lib/io/s3-requests.js';
+import { footerReadRange } from '../lib/parquet/footer.js';
 import { DEFAULT_PART_SIZE } from '../lib/io/s3.js';
 import { deleteByEquality, deleteRows } from '../lib/table/operations.js';
 import { relocateTable } from '../lib/table/relocate.js';
@@ -137,6 +138,9 @@ function pathOf(info: NonNullable<PhaseResult['info']>): RewritePath {
   return Number(info.copied) === Number(info.outputs) ? 'copy' : 'decode';
 }
 
+/** Bytes of a footer read of a large file (its tail): lib/parquet/footer.ts. */
+const FOOTER_READ_BYTES = ((r) => r.end - r.start)(footerReadRange(2 ** 40));
+
 /** CPU seconds of rewrites of its group a child runs before the one it measures. */
 const WARM_CPU_S = 5;
 
@@ -166,14 +170,16 @@ async function rewritePhase(location: string, endpoint: string): Promise<void> {
   const client = (await table.io.s3()).client;
   const counter = new S3RequestCounter(client, { log: true });
   // The process's CPU seconds as each request is sent, in send order: the CPU its reads and uploads overlap.
-  const sent: { command: string; key: string; cpuS: number }[] = [];
+  const sent: { command: string; key: string; cpuS: number; bytes: number }[] = [];
   let sending = true;
   client.middlewareStack.add(
     (next, context) => (args) => {
       if (sending) {
         const c = process.cpuUsage();
-        const key = (args.input as { Key?: unknown }).Key;
-        sent.push({ command: context.commandName ?? '', key: typeof key === 'string' ? key : '', cpuS: (c.user + c.system) / 1e6 });
+        const { Key: key, Range: range } = args.input as { Key?: unknown; Range?: unknown };
+        const [, from, to] = /^bytes=(\d+)-(\d+)$/.exec(typeof range === 'string' ? range : '') ?? [];
+        const bytes = from === undefined ? 0 : Number(to) - Number(from) + 1;
+        sent.push({ command: context.commandName ?? '', key: typeof key === 'string' ? key : '', cpuS: (c.user + c.system) / 1e6, bytes });
       }
       return next(args);
     },
@@ -198,9 +204,13 @@ async function rewritePhase(location: string, endpoint: string): Promise<void> {
   } = { inputFirst: [], inputLater: [], outputFooters: [], outputGets: [], outputGetsByFile: [], outputs: [] };
   const getsOf = new Map<string, number[]>();
   const byOutput = new Map<string, { parts: number[]; steps: number }>();
+  const path: RewritePath = result.outputs.every((o) => /-(copy|merge)-/.test(o.filePath)) ? 'copy' : 'decode';
+  // An input's later GETs read its row groups; on the copy and merge paths so does a first GET of more
+  // than a footer read's 64 KiB: a small input read whole as it is merged (lib/compaction/merge-stream.ts).
+  const body = (key: string, bytes: number): boolean => seen.has(key) || (path === 'copy' && bytes > FOOTER_READ_BYTES);
   for (const r of requests) {
     if (r.command === 'GetObjectCommand' && inputs.has(r.key)) {
-      (seen.has(r.key) ? trace.inputLater : trace.inputFirst).push(r.bytes);
+      (body(r.key, r.bytes) ? trace.inputLater : trace.inputFirst).push(r.bytes);
       seen.add(r.key);
     } else if (r.command === 'GetObjectCommand' && outputs.has(r.key)) {
       if (seen.has(r.key)) {
@@ -220,12 +230,12 @@ async function rewritePhase(location: string, endpoint: string): Promise<void> {
   }
   trace.outputs.push(...byOutput.values());
   trace.outputGetsByFile.push(...getsOf.values());
-  // From the first row-group read of an input (its second GET) to the last part of a data output sent.
-  const asked = new Set<string>();
+  // From the first row-group read of an input (as above) to the last part of a data output sent.
+  seen.clear();
   const firstLater = sent.find((r) => {
     if (r.command !== 'GetObjectCommand' || !inputs.has(r.key)) return false;
-    if (asked.has(r.key)) return true;
-    asked.add(r.key);
+    if (body(r.key, r.bytes)) return true;
+    seen.add(r.key);
     return false;
   });
   const lastPart = sent.findLast((r) => outputs.has(r.key) && (r.command === 'UploadPartCommand' || r.command === 'PutObjectCommand'));
@@ -241,7 +251,7 @@ async function rewritePhase(location: string, endpoint: string): Promise<void> {
       copied: result.outputs.filter((o) => o.filePath.includes('-copy-')).length,
       merged: result.outputs.filter((o) => o.filePath.includes('-merge-')).length,
       // Copied and merged outputs read and write S3 alike (footers, row groups in a window, streamed upload).
-      path: result.outputs.every((o) => /-(copy|merge)-/.test(o.filePath)) ? 'copy' : 'decode',
+      path,
       bytesOut: result.outputs.reduce((n, o) => n + Number(o.fileSizeInBytes), 0),
       rows: Number(result.checksums.rowsOut),
       hashOut: result.checksums.hashOut,
