@@ -5,6 +5,7 @@
  */
 import { POLICY_DEFAULTS } from '../lib/compaction/policy.js';
 import { DEFAULT_PART_SIZE } from '../lib/io/s3.js';
+import { OUTPUT_PARTS_IN_FLIGHT } from '../lib/parquet/chunk-copy.js';
 import { REGION_PRICES, S3_REQUESTS, S3_TABLES_COMPACTION } from '../lib/pipeline/prices.js';
 
 const GB = 1e9;
@@ -116,7 +117,7 @@ export type RewritePath = 'decode' | 'copy';
  * lib/parquet/chunk-copy.ts DEFAULT_COPY_READ_BYTES).
  */
 const FOOTER_READS = 32;
-const PARTS_IN_FLIGHT = 4;
+const PARTS_IN_FLIGHT = OUTPUT_PARTS_IN_FLIGHT;
 const COPY_WINDOW = { bytes: 64 * 2 ** 20, reads: 16 };
 const READ_AHEAD = { bytes: 64 * 2 ** 20, files: 16 };
 
@@ -206,7 +207,7 @@ function finalPart(parts: readonly number[]): number {
  * - copy (and merge): footers are read 32 at once before the copy; the row groups are read through
  *   a window (64 MiB, 16 reads, in order) ahead of the CPU that copies or merges them
  *   (readAheadWaitSeconds, the trace's writeCpuS spread evenly over those reads), and the parts
- *   upload behind it (4 in flight): the write waits for the reads it outruns, for uploads only
+ *   upload behind it (OUTPUT_PARTS_IN_FLIGHT at once): the write waits for the reads it outruns, for uploads only
  *   beyond the time it took, then for each output's last part and its multipart steps; the proof
  *   reads each output's footer in turn, then every row group of every output through one such
  *   window (handed over as they complete). A trace without writeCpuS (an older checkout's) waits

@@ -26,6 +26,11 @@ export interface WriteOptions {
    * size the FileIO was configured with (S3FileIOOptions.partSize, PACKICE_S3_PART_SIZE_MIB) wins.
    */
   readonly partBytes?: number;
+  /**
+   * Parts uploaded at once (S3): memory is about partBytes × (partsInFlight + 1). Default: the
+   * FileIO's own; a count the FileIO was configured with (S3FileIOOptions.queueSize) wins.
+   */
+  readonly partsInFlight?: number;
 }
 
 export interface FileIO {

@@ -191,6 +191,8 @@ export class S3FileIO implements FileIO {
   /** Whether partSize was chosen (option or env): then it wins over a write's partBytes. */
   private readonly partSizeChosen: boolean;
   private readonly queueSize: number;
+  /** Whether queueSize was chosen: then it wins over a write's partsInFlight. */
+  private readonly queueSizeChosen: boolean;
 
   constructor(options: S3FileIOOptions = {}) {
     this.client = options.client ?? createS3Client(options);
@@ -199,6 +201,7 @@ export class S3FileIO implements FileIO {
     this.partSize = chosen ?? DEFAULT_PART_SIZE;
     this.partSizeChosen = chosen !== undefined;
     this.queueSize = options.queueSize ?? DEFAULT_QUEUE_SIZE;
+    this.queueSizeChosen = options.queueSize !== undefined;
     if (this.partSize < 5 * MIB) {
       throw new UnsupportedError(`S3 multipart parts must be at least 5 MiB, got partSize ${this.partSize}`);
     }
@@ -274,7 +277,7 @@ export class S3FileIO implements FileIO {
         client: this.client,
         params: { Bucket: bucket, Key: key, Body: data instanceof Uint8Array ? data : Readable.from(data) },
         partSize,
-        queueSize: this.queueSize,
+        queueSize: this.queueSizeChosen ? this.queueSize : Math.max(1, options.partsInFlight ?? this.queueSize),
         leavePartsOnError: false,
       });
       await upload.done();

@@ -52,7 +52,7 @@ import { readWindow, type ReadWindowOptions, type ReadWindowStats } from '../io/
 import { indexById } from '../iceberg/schema.js';
 import { isPrimitive, type PrimitiveType, type StructType } from '../iceberg/types.js';
 import {
-  chunkSpans, damaged, DEFAULT_COPY_READ_BYTES, edit, fileTail, OUTPUT_PART_BYTES, partBytes, readChunks, rereadBatches, rereadChunks, schemaSignature, type RereadGroup,
+  chunkSpans, damaged, DEFAULT_COPY_READ_BYTES, edit, fileTail, OUTPUT_PART_BYTES, OUTPUT_PARTS_IN_FLIGHT, partBytes, readChunks, rereadBatches, rereadChunks, schemaSignature, type RereadGroup,
   type ChunkFault, type ChunkSpan, type CopyPart, type CopyReads, type CopySource, type CopyTemplate, type HeldBytes,
 } from './chunk-copy.js';
 import { zstdContentSize, type ZstdCodec } from './compression-codec.js';
@@ -1801,7 +1801,7 @@ export async function writeMergedParts(
     yield tail.bytes;
   }
 
-  await io.write(path, content(), { partBytes: OUTPUT_PART_BYTES });
+  await io.write(path, content(), { partBytes: OUTPUT_PART_BYTES, partsInFlight: OUTPUT_PARTS_IN_FLIGHT });
   const parsed = decodeFooter(footer!);
   return {
     path, fileSizeInBytes: at, recordCount: rows, splitOffsets: splitOffsets(parsed), footer: parsed, footerBytes: footer!,

@@ -15,7 +15,7 @@ import { fileIOFor } from '../../lib/io/index.js';
 import { LocalFileIO } from '../../lib/io/local.js';
 import { currentSchema, type TableMetadata } from '../../lib/iceberg/table-metadata.js';
 import { planFiles } from '../../lib/iceberg/scan-planning.js';
-import { OUTPUT_PART_BYTES } from '../../lib/parquet/chunk-copy.js';
+import { OUTPUT_PART_BYTES, OUTPUT_PARTS_IN_FLIGHT } from '../../lib/parquet/chunk-copy.js';
 import { readFooter } from '../../lib/parquet/footer.js';
 import { appendRows } from '../../lib/table/operations.js';
 import { checkMap, chunkCopyRow, chunkCopyTable, expectDecodedMetrics, tableRows, withProperties } from '../support/chunk-copy-table.js';
@@ -136,7 +136,7 @@ describe('row-group merge: the proof catches damaged bytes', () => {
 });
 
 describe('row-group merge: outputs', () => {
-  it('copied and merged outputs are written in OUTPUT_PART_BYTES multipart parts', async () => {
+  it('copied and merged outputs are written in OUTPUT_PART_BYTES multipart parts, OUTPUT_PARTS_IN_FLIGHT at once', async () => {
     const kinds = new Set<string>();
     // Merged (the floors of MERGE), then copied (a copy floor of one byte).
     for (const properties of [MERGE, { [COPY_MIN_ROW_GROUP_BYTES_PROPERTY]: '1' }]) {
@@ -150,7 +150,7 @@ describe('row-group merge: outputs', () => {
       for (const o of outputs) kinds.add(/-(copy|merge)-/.exec(o)?.[1] ?? 'decoded');
       const written = counted.writes.filter((w) => outputs.has(w.path));
       expect(written.map((w) => w.path).sort()).toEqual([...outputs].sort());
-      expect(written.every((w) => w.options?.partBytes === OUTPUT_PART_BYTES)).toBe(true);
+      expect(written.every((w) => w.options?.partBytes === OUTPUT_PART_BYTES && w.options.partsInFlight === OUTPUT_PARTS_IN_FLIGHT)).toBe(true);
     }
     expect([...kinds].sort()).toEqual(['copy', 'merge']);
   });

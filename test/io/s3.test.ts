@@ -269,6 +269,40 @@ describe('multipart part size and request counts', () => {
     }
   });
 
+  it('uploads a write\'s partsInFlight parts at once, unless the FileIO was given a queueSize', async () => {
+    /** The most UploadParts in flight during a 4-part write (each held 50 ms on its way). */
+    const mostAtOnce = async (s3: S3FileIO, partsInFlight: number): Promise<number> => {
+      let now = 0;
+      let most = 0;
+      s3.client.middlewareStack.add(
+        (next, context) => async (args) => {
+          if (context.commandName !== 'UploadPartCommand') return next(args);
+          most = Math.max(most, ++now);
+          try {
+            await new Promise((r) => setTimeout(r, 50));
+            return await next(args);
+          } finally {
+            now--;
+          }
+        },
+        { step: 'initialize', name: 'testPartsInFlight' },
+      );
+      const path = `s3://${bucket}/parts/in-flight.bin`;
+      await s3.write(path, stream(20), { partBytes: 5 * MIB, partsInFlight });
+      await s3.deleteMany([path]);
+      return most;
+    };
+    const chosenHere = new S3FileIO({ endpoint: testS3Endpoint() });
+    const chosenByIO = new S3FileIO({ endpoint: testS3Endpoint(), queueSize: 3 });
+    try {
+      expect(await mostAtOnce(chosenHere, 1)).toBe(1);
+      expect(await mostAtOnce(chosenByIO, 1)).toBe(3);
+    } finally {
+      chosenHere.client.destroy();
+      chosenByIO.client.destroy();
+    }
+  });
+
   it('takes the part size from PACKICE_S3_PART_SIZE_MIB, and refuses one that is not a number', async () => {
     const saved = process.env.PACKICE_S3_PART_SIZE_MIB;
     process.env.PACKICE_S3_PART_SIZE_MIB = '8';
