@@ -195,6 +195,11 @@ function finalPart(parts: readonly number[]): number {
   return Math.min(...parts);
 }
 
+/** Seconds the outputs' final parts take, each sent once its output's bytes are all written. */
+function finalPartsSeconds(trace: RequestTrace, t: (bytes: number) => number): number {
+  return trace.outputs.reduce((n, o) => n + (o.parts.length > 0 ? t(finalPart(o.parts)) : 0), 0);
+}
+
 /**
  * Seconds a run waits on S3 beyond its CPU time, from the requests it sent: each takes first-byte
  * latency + bytes / throughput on its connection, overlapped as the code overlaps them.
@@ -219,7 +224,7 @@ export function s3WaitSeconds(trace: RequestTrace, path: RewritePath, cpuS: numb
   const steps = trace.outputs.reduce((n, o) => n + o.steps, 0) * t(0);
   if (path === 'decode') {
     const ahead = readAheadWaitSeconds(trace.inputFirst, t, READ_AHEAD, cpuS / Math.max(1, trace.inputFirst.length));
-    const lastParts = trace.outputs.reduce((n, o) => n + (o.parts.length > 0 ? t(finalPart(o.parts)) : 0), 0);
+    const lastParts = finalPartsSeconds(trace, t);
     const proof = (trace.outputGetsByFile ?? [trace.outputGets]).reduce((n, gets) => n + windowSeconds(gets, t, COPY_WINDOW, true), 0);
     return ahead + sum(trace.inputLater) + lastParts + steps + sum(trace.outputFooters) + proof;
   }
@@ -229,7 +234,7 @@ export function s3WaitSeconds(trace: RequestTrace, path: RewritePath, cpuS: numb
   if (trace.writeCpuS === undefined) return footers + Math.max(windowSeconds(trace.inputLater, t, COPY_WINDOW, true), uploads) + steps + proof;
   const reads = readAheadWaitSeconds(trace.inputLater, t, { bytes: COPY_WINDOW.bytes, files: COPY_WINDOW.reads }, trace.writeCpuS / Math.max(1, trace.inputLater.length));
   // Each output's last part is sent once its bytes are all written: it waits whole, after the rest.
-  const lastParts = trace.outputs.reduce((n, o) => n + (o.parts.length > 0 ? t(finalPart(o.parts)) : 0), 0);
+  const lastParts = finalPartsSeconds(trace, t);
   const earlier = trace.outputs.reduce((n, o) => n + sum(o.parts) - (o.parts.length > 0 ? t(finalPart(o.parts)) : 0), 0) / PARTS_IN_FLIGHT;
   return footers + reads + Math.max(0, earlier - (trace.writeCpuS + reads)) + lastParts + steps + proof;
 }

@@ -230,6 +230,11 @@ function streamable(task: FileScanTask, floor: number, wholeBytes: number): bool
   return hasDeletes(task) || size < floor;
 }
 
+/** The footer reads of `tasks`, FOOTER_READS at once. */
+function readFooters(io: FileIO, tasks: readonly FileScanTask[]): Promise<FooterRead[]> {
+  return mapLimit(tasks, FOOTER_READS, (t) => readFooter(io.newInputFile(t.dataFile.filePath, Number(t.dataFile.fileSizeInBytes))));
+}
+
 /** A range-readable view of a file read whole: its footer parsed from the bytes there are. */
 function heldFile(path: string, bytes: Uint8Array): InputFile {
   return { path, length: () => Promise.resolve(bytes.length), read: (start, end) => Promise.resolve(bytes.subarray(start, end)) };
@@ -425,24 +430,24 @@ export class ChunkCopy {
     const pending = new Set(candidates.filter((t) => !lost.has(partitionOf(t)) && streamable(t, floor, wholeBytes)));
     const footers = new Map<FileScanTask, Footed>();
     const reads = new Map<FileScanTask, FooterRead>();
-    const readFooters = async (list: readonly FileScanTask[]): Promise<void> => {
-      const got = await mapLimit(list, FOOTER_READS, (t) => readFooter(io.newInputFile(t.dataFile.filePath, Number(t.dataFile.fileSizeInBytes))));
+    const footerRead = async (list: readonly FileScanTask[]): Promise<void> => {
+      const got = await readFooters(io, list);
       list.forEach((t, i) => {
         reads.set(t, got[i]);
         footers.set(t, footed(t, copySource(t.dataFile.filePath, got[i]), checks));
       });
     };
-    await readFooters(candidates.filter((t) => !pending.has(t)));
+    await footerRead(candidates.filter((t) => !pending.has(t)));
     // Inputs to read whole in a partition the footers read decode: footer-read after all, for their
     // own reasons and the decoder's first read, as before.
-    for (;;) {
-      const merged = new Set(partitionRules(tasks, before, footers, pending, checks.zstd).merged);
-      const late = [...pending].filter((t) => !merged.has(t));
-      if (late.length === 0) break;
+    let rules = partitionRules(tasks, before, footers, pending, checks.zstd);
+    for (let mergedNow = new Set(rules.merged), late = [...pending].filter((t) => !mergedNow.has(t)); late.length > 0; ) {
       for (const t of late) pending.delete(t);
-      await readFooters(late);
+      await footerRead(late);
+      rules = partitionRules(tasks, before, footers, pending, checks.zstd);
+      mergedNow = new Set(rules.merged);
+      late = [...pending].filter((t) => !mergedNow.has(t));
     }
-    const rules = partitionRules(tasks, before, footers, pending, checks.zstd);
     const mergedNow = new Set(rules.merged);
     // Left to the decoder, which reads the same tail first: it gets these bytes, not a second fetch.
     const seeds = new Map<string, ReadAheadRange>();
@@ -656,15 +661,15 @@ export class ChunkCopy {
           return merged;
         },
         // As many reads in flight as the plan's footer reads were (small inputs wait on S3's first byte), within the bytes.
-        window: { ...this.reads, bytes: this.reads.bytes ?? DEFAULT_COPY_READ_BYTES, reads: this.reads.reads ?? FOOTER_READS, ordered: true },
+        window: { ...this.readWindow, reads: this.reads.reads ?? FOOTER_READS, ordered: true },
         held: this.held,
-        heldBytes: this.reads.bytes ?? DEFAULT_COPY_READ_BYTES,
+        heldBytes: this.readWindow.bytes,
       });
       placed = stream.placed;
       for (const [task, input] of stream.deferred) byTask.set(task, input);
       // Inputs not read (their partition revoked first): footer-read as the plan would have, for
       // their reasons and the decoder's first read.
-      const reads = await mapLimit(stream.skipped, FOOTER_READS, (t) => readFooter(this.io.newInputFile(t.dataFile.filePath, Number(t.dataFile.fileSizeInBytes))));
+      const reads = await readFooters(this.io, stream.skipped);
       stream.skipped.forEach((t, i) => {
         this.footers.set(t, footed(t, copySource(t.dataFile.filePath, reads[i]), this.checks));
         this.seeds.set(t.dataFile.filePath, footerSeed(t, reads[i]));
