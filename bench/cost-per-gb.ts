@@ -143,6 +143,20 @@ const FOOTER_READ_BYTES = ((r) => r.end - r.start)(footerReadRange(2 ** 40));
 
 /** CPU seconds of rewrites of its group a child runs before the one it measures. */
 const WARM_CPU_S = 5;
+/** Worker threads of the children's rewrites (WORKERS, default 0: one thread, the 1,769 MB Lambda's). */
+const WORKERS = Number(process.env.WORKERS ?? 0);
+/** vCPUs of a 10,240 MB Lambda. */
+const LARGE_VCPUS = 6;
+
+/** CPU seconds of this process's main thread so far (Linux /proc: utime + stime in ticks of 1/100 s); NaN elsewhere. */
+function mainThreadCpuS(): number {
+  try {
+    const fields = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
 
 /** Child: one rewriteGroup of the table's one group on S3, its requests logged. */
 async function rewritePhase(location: string, endpoint: string): Promise<void> {
@@ -162,7 +176,7 @@ async function rewritePhase(location: string, endpoint: string): Promise<void> {
   let warmCpuS = 0;
   for (let k = 0; process.env.COLD !== '1' && warmCpuS < WARM_CPU_S && k < 10; k++) {
     const c0 = process.cpuUsage();
-    await dropOutputs(await rewriteGroup(table.io, table.metadata, plan, group, { decodeWorkers: 0 }));
+    await dropOutputs(await rewriteGroup(table.io, table.metadata, plan, group, { decodeWorkers: WORKERS }));
     const c = process.cpuUsage(c0);
     coldCpuS ??= (c.user + c.system) / 1e6;
     warmCpuS += (c.user + c.system) / 1e6;
@@ -187,9 +201,12 @@ async function rewritePhase(location: string, endpoint: string): Promise<void> {
   );
   const t = performance.now();
   const c0 = process.cpuUsage();
-  // One thread, as on the one-vCPU 1,769 MB Lambda whose CPU time the figures price (decode workers add CPU-seconds).
-  const result = await rewriteGroup(table.io, table.metadata, plan, group, { decodeWorkers: 0 });
+  const main0 = mainThreadCpuS();
+  // One thread, as on the one-vCPU 1,769 MB Lambda whose CPU time the figures price (workers add CPU-seconds),
+  // unless WORKERS asks for worker threads, as a 10,240 MB one starts five.
+  const result = await rewriteGroup(table.io, table.metadata, plan, group, { decodeWorkers: WORKERS });
   const c = process.cpuUsage(c0);
+  const mainCpuS = mainThreadCpuS() - main0;
   sending = false;
   const wallS = (performance.now() - t) / 1000;
   const counts = counter.counts();
@@ -245,6 +262,8 @@ async function rewritePhase(location: string, endpoint: string): Promise<void> {
     wallS: [wallS], cpuS: [(c.user + c.system) / 1e6], maxRssKiB: process.resourceUsage().maxRSS,
     info: {
       ...(coldCpuS !== undefined ? { coldCpuS } : {}),
+      workers: WORKERS,
+      mainCpuS,
       filesIn: group.inputs.length,
       bytesIn: group.inputs.reduce((n, i) => n + Number(i.file.fileSizeInBytes), 0),
       outputs: result.outputs.length,
@@ -442,10 +461,20 @@ function report(runs: Map<string, Run[]>, loadBefore: string, loadAfter: string,
     lines.push(`| ${label} | ${rs.map((x) => `${x.r.cpuS[0].toFixed(2)} (${x.load.split(' ')[0]})`).join(', ')} | **${cpuS.toFixed(2)}** | ${rs.map((x) => (x.r.info?.coldCpuS === undefined ? '-' : Number(x.r.info.coldCpuS).toFixed(2))).join(', ')} | ${rs.map((x) => x.r.wallS[0].toFixed(2)).join(', ')} | ${waitS.toFixed(2)} | ${waitMeasuredS === undefined ? '–' : `**${waitMeasuredS.toFixed(2)}**`} | ${beside} | ${info.gets} | ${info.puts} | ${String(info.byCommand).replace(/Command/g, '').replace(/[{}"]/g, '').replace(/,/g, ', ')} | ${info.outputs} | ${rss} MiB |`);
     const model = waitMeasuredS === undefined ? '' : ' (model)';
     const rows: [string, LambdaCost][] = [];
-    for (const [mb, vcpus] of [[1769, 1], [10240, 6]] as const) {
-      const at = `${label}, ${mb.toLocaleString('en-US')} MB`;
-      rows.push([`${at}, CPU only`, measuredCostPerGb(measured, mb, vcpus, false)], [`${at}, CPU + S3 wait${model}`, measuredCostPerGb(measured, mb, vcpus, true)]);
-      if (waitMeasuredS !== undefined) rows.push([`${at}, CPU + S3 wait (measured)`, measuredCostPerGb({ ...measured, waitS: waitMeasuredS }, mb, vcpus, true)]);
+    const workers = Number(info.workers ?? 0);
+    for (const [mb, vcpus] of [[1769, 1], [10240, LARGE_VCPUS]] as const) {
+      let at = `${label}, ${mb.toLocaleString('en-US')} MB`;
+      let m = measured;
+      if (vcpus > 1 && workers > 0) {
+        // Projected: the run's threads spread over the vCPUs, none faster than the main thread's own CPU;
+        // the S3 wait modelled on that time line (the CPU at each request scaled alike).
+        const busy = Math.max(Number(info.mainCpuS), cpuS / Math.min(vcpus, workers + 1));
+        const scaled: RequestTrace = { ...trace, ...(trace.writeCpuS === undefined ? {} : { writeCpuS: (trace.writeCpuS * busy) / cpuS }) };
+        m = { ...measured, cpuS: busy, waitS: wait(scaled, path, busy) };
+        at += `, ${workers} workers, projected from ${Number(info.mainCpuS).toFixed(1)} main-thread CPU-s`;
+      }
+      rows.push([`${at}, CPU only`, measuredCostPerGb(m, mb, vcpus, false)], [`${at}, CPU + S3 wait${model}`, measuredCostPerGb(m, mb, vcpus, true)]);
+      if (waitMeasuredS !== undefined) rows.push([`${at}, CPU + S3 wait (measured)`, measuredCostPerGb({ ...m, waitS: waitMeasuredS }, mb, vcpus, true)]);
     }
     tables.push('', `${label}: ${filesIn} files, ${bytesIn.toLocaleString('en-US')} B in, ${Math.round(filesPerGb).toLocaleString('en-US')} files per GB, S3 Tables $${s3TablesPerGb(filesPerGb).toFixed(4)} per GB`, '', ...costRows(rows, filesPerGb));
     summary[key] = {

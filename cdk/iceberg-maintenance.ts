@@ -983,10 +983,12 @@ export function lazyModuleFile(module: string): string {
 /**
  * Worker threads a function starts, each bundled alone beside its `index.js`: the rewrite's
  * decode workers (lib/compaction/decode-pool.ts finds `decode-worker.js` beside the bundle) and
- * the plan's (lib/compaction/plan-pool.ts, `plan-worker.js`).
+ * merge workers (merge-pool.ts, `merge-worker.js`), and the plan's (lib/compaction/plan-pool.ts,
+ * `plan-worker.js`).
  */
 export const WORKER_BUNDLES: readonly { readonly step: Step; readonly entry: string; readonly fileName: string }[] = [
   { step: 'rewrite', entry: 'lib/compaction/decode-worker.ts', fileName: 'decode-worker.js' },
+  { step: 'rewrite', entry: 'lib/compaction/merge-worker.ts', fileName: 'merge-worker.js' },
   { step: 'plan', entry: 'lib/compaction/plan-worker.ts', fileName: 'plan-worker.js' },
 ];
 

@@ -57,7 +57,7 @@ import { metricsFromStatistics } from '../parquet/statistics-metrics.js';
 import { DEFAULT_ZSTD_LEVEL, zstdCodec, type ZstdCodec } from '../parquet/compression-codec.js';
 import {
   deleteProblem, keyColumnProblem, mergeProblem, writeMergedFile, writeMergedParts, mergedDigests,
-  type MergedFile, type MergeOptions, type MergePart, type PageKeyProbe,
+  type MergedFile, type MergeOptions, type MergePart, type PageKeyProbe, type RowGroupBuilder,
 } from '../parquet/row-group-merge.js';
 import { DeleteFileCache, DeleteFilter, singleFieldKeys } from '../table/delete-filter.js';
 import { deletedPositions } from '../table/scan.js';
@@ -65,6 +65,7 @@ import { toDataFile } from '../table/data-writer.js';
 import type { RowSetChecksum } from './checksum.js';
 import { safeName, type CompactionMapBuilder } from './compaction-map.js';
 import { MergeLayout, type MergeInput } from './merge-layout.js';
+import { MergePool } from './merge-pool.js';
 import { streamMerges, type Opened } from './merge-stream.js';
 import type { DecodeReason, FileGroup, Plan } from './messages.js';
 
@@ -141,6 +142,8 @@ export interface ChunkCopyOptions {
   readonly maxMergeInputs?: number;
   /** Parsed delete files shared with the decode path: a partition's delete file is read once a group. */
   readonly deleteCache?: DeleteFileCache;
+  /** Worker threads building merged row groups for so many bytes of inputs to merge (merge-pool.ts mergeWorkerCount; default none). */
+  readonly mergeWorkers?: (mergeBytes: number) => number;
 }
 
 /** Deleted file positions split by row group, relative to each; positions past the file's rows delete nothing. */
@@ -634,10 +637,23 @@ export class ChunkCopy {
    */
   private async writeMerges(map: CompactionMapBuilder | undefined, checkIn: RowSetChecksum): Promise<DataFile[]> {
     if (this.mergedTasks.size === 0) return [];
+    let bytes = 0;
+    for (const t of this.mergedTasks) bytes += Number(t.dataFile.fileSizeInBytes);
+    const workers = this.options.mergeWorkers?.(bytes) ?? 0;
+    const pool = workers > 0 ? MergePool.start(workers) : undefined;
+    try {
+      return await this.writeMergesOn(pool, map, checkIn);
+    } finally {
+      await pool?.close();
+    }
+  }
+
+  /** writeMerges, its row groups built by `builder` (else on this thread). */
+  private async writeMergesOn(builder: RowGroupBuilder | undefined, map: CompactionMapBuilder | undefined, checkIn: RowSetChecksum): Promise<DataFile[]> {
     const spec = specById(this.metadata, this.options.specId);
     const schema = currentSchema(this.metadata);
     const layout = new MergeLayout(spec.specId, this.plan.policy.targetFileSizeBytes, intProperty(this.metadata, 'write.parquet.row-group-size-bytes', DEFAULT_ROW_GROUP_BYTES));
-    const options = this.mergeOptions();
+    const options: MergeOptions = { ...this.mergeOptions(), ...(builder ? { builder } : {}) };
     const locations = tableLocationProvider(this.metadata);
     let fault = this.written.length === 0 ? this.options.fault : undefined;
     const newPath = (task: FileScanTask): string => {
@@ -782,10 +798,12 @@ export class ChunkCopy {
     const files = this.written.map((f) => ({ path: f.path, length: f.fileSizeInBytes }));
     for await (const rg of rowGroupDigests(this.io, files, this.reads)) checkOut.addDigest(rg.digest[0], rg.digest[1], rg.rows);
     const merged = this.merged.map((f) => ({ path: f.path, length: f.fileSizeInBytes, rowGroups: f.rowGroups }));
-    // Each merged output's first row group is also decompressed and walked again: the writer's own walk
-    // came before compression, and this catches a compressor that does not give back what it took
-    // (a kept context gone wrong), for a share of what decompressing every row group would cost.
-    const deep = (_path: string, rowGroup: number): boolean => rowGroup === 0;
+    // Each merged output's first row group (and each merge worker's first of it) is also decompressed and
+    // walked again: the writer's own walk came before compression, and this catches a compressor that does
+    // not give back what it took (a kept context gone wrong), for a share of what decompressing every row
+    // group would cost.
+    const deepen = new Map(this.merged.map((f) => [f.path, new Set(f.deepRowGroups)]));
+    const deep = (path: string, rowGroup: number): boolean => deepen.get(path)?.has(rowGroup) === true;
     for await (const s of mergedDigests(this.io, merged, { ...this.mergeOptions(), deep })) checkOut.addDigest(s.digest[0], s.digest[1], s.rows);
   }
 

@@ -35,6 +35,7 @@ import { parquetWriteOptions, partitioner, toDataFile } from '../table/data-writ
 import { readTaskBatches, tableNameMapping, type LiveBatch } from '../table/scan.js';
 import type { NameMapping } from '../iceberg/name-mapping.js';
 import { DecodePool, decodeWorkerCount, largestRowGroupBytes, type DecodedBatch, type DecodeHost } from './decode-pool.js';
+import { mergeWorkerCount } from './merge-pool.js';
 import { DeleteFileCache } from '../table/delete-filter.js';
 import { proofBatchHasher, proofHasher, proofSchema, RowSetChecksum } from './checksum.js';
 import { CompactionMapBuilder, compactionMapPath, safeName, writeCompactionMap } from './compaction-map.js';
@@ -66,9 +67,10 @@ export interface RewriteOptions {
    */
   readonly readAhead?: ReadAheadOptions | false;
   /**
-   * Worker threads decoding inputs (decode-pool.ts); 0 decodes on this thread. Default: the table
-   * property `packice.rewrite.decode-workers`, else one fewer than the vCPUs, at most 5 (none
-   * under 8 MiB to decode), and no more than fit in the group's memory budget (decode-pool.ts workersInBudget).
+   * Worker threads decoding inputs (decode-pool.ts) and building merged row groups (merge-pool.ts);
+   * 0 does both on this thread. Default: the table property `packice.rewrite.decode-workers`, else
+   * one fewer than the vCPUs, at most 5 (none under 8 MiB to decode or to merge), and no more than
+   * fit in the group's memory budget (decode-pool.ts workersInBudget, merge-pool.ts mergeWorkerCount).
    */
   readonly decodeWorkers?: number;
   /** At most this many decode workers when neither the option nor the table property says (groups run side by side). */
@@ -133,8 +135,9 @@ export async function rewriteGroup(
     const deleteCache = new DeleteFileCache();
     let dropPending = faults.dropRow === true;
     // Inputs that need no decoding have their row groups copied as they are.
+    const mergeWorkers = (bytes: number): number => mergeWorkerCount(options.decodeWorkers, metadata, bytes, options.maxDefaultDecodeWorkers, options.decodeHost);
     copy = await ChunkCopy.plan(io, metadata, plan, group, tasks, {
-      specId, writeSchema, deleteCache, ...(faults.corruptCopiedChunk ? { fault: faults.corruptCopiedChunk } : {}), ...(options.copyReads ? { reads: options.copyReads } : {}),
+      specId, writeSchema, deleteCache, mergeWorkers, ...(faults.corruptCopiedChunk ? { fault: faults.corruptCopiedChunk } : {}), ...(options.copyReads ? { reads: options.copyReads } : {}),
     });
     const copied = await copy.write(out.map, checkIn);
     let firstReads: Map<string, { start: number; end: number }> | undefined;

@@ -113,7 +113,7 @@ function pageCodec(codec: number, zstd: ZstdCodec | undefined, level: number): P
 // Sources
 
 /** A leaf column as its pages are read: physical type, fixed length and maximum levels. */
-interface Leaf {
+export interface Leaf {
   /** Its Iceberg field id, where the file names one. */
   readonly fieldId: number | undefined;
   readonly physical: number;
@@ -545,7 +545,7 @@ function dictionaryPage(source: Page, values: Uint8Array, count: number, codec: 
 // Statistics
 
 /** Statistics of chunks merged: null counts summed, the extreme bounds kept as their chunks wrote them. */
-function mergedStatistics(leaf: Leaf, metas: readonly TypedField[][]): TypedField[] | undefined {
+function mergedStatistics(leaf: Leaf, metas: readonly (readonly TypedField[])[]): TypedField[] | undefined {
   let nulls: number | undefined = 0;
   let min: { value: ReturnType<typeof statValue>; fields: TypedField[] } | undefined;
   let max: typeof min;
@@ -758,6 +758,8 @@ export interface MergedFile {
   readonly rowGroups: readonly (readonly MergedSegment[])[];
   /** Output column chunks whose dictionary-indexed pages became PLAIN (the merged dictionary was too large). */
   readonly plainColumns: number;
+  /** Row groups the proof decompresses and walks again: the first, and each that a worker's codecs were first used for (BuiltRowGroup.fresh). */
+  readonly deepRowGroups: readonly number[];
 }
 
 export interface MergeOptions {
@@ -777,19 +779,91 @@ export interface MergeOptions {
   readonly reads?: CopyReads;
   readonly stats?: ReadWindowStats;
   readonly fault?: ChunkFault;
+  /** Where output row groups are built (default: on this thread, one at a time). */
+  readonly builder?: RowGroupBuilder;
   /** Bytes of sources read already (their footer reads), by path: row groups they cover are not fetched again. */
   readonly held?: ReadonlyMap<string, HeldBytes>;
 }
 
-interface SourceGroup {
-  readonly part: MergePart;
+/**
+ * A source row group as an output row group is built from it: plain data, the same on this thread
+ * and on a merge worker (merge-pool.ts, which sends the bytes and has the pages parsed again there).
+ */
+export interface SourceGroup {
+  /** Its file, for errors. */
+  readonly path: string;
+  readonly rowGroup: number;
   /** Live rows: the row group's less `deleted`. */
   readonly rows: number;
   /** Rows dropped (positions in the row group, ascending), if any. */
   readonly deleted: Int32Array | undefined;
-  readonly spans: ChunkSpan[];
-  readonly bytes: Uint8Array[];
-  readonly pages: Page[][];
+  /** Per column, its chunk's ColumnMetaData. */
+  readonly metas: readonly (readonly TypedField[])[];
+  readonly bytes: readonly Uint8Array[];
+  readonly pages: readonly (readonly Page[])[];
+}
+
+/** The page sizes building a row group follows (MergeOptions'). */
+type PageSizes = Pick<MergeOptions, 'dictionaryBytes' | 'pageBytes' | 'pageRows'>;
+
+/**
+ * What building an output row group takes besides its sources, the same for every row group of a
+ * file: its columns, each one's codec (parquet-format Codec) and the file's schema signature.
+ */
+export interface RowGroupShape extends PageSizes {
+  readonly leaves: readonly Leaf[];
+  readonly codecs: readonly number[];
+  /** ZSTD level of rewritten pages. */
+  readonly level: number;
+  readonly signature: string;
+  readonly leafPaths: readonly (readonly string[])[];
+}
+
+/** An output column chunk as built, but for where it lands in the file. */
+export interface BuiltColumn {
+  /** Its ColumnMetaData, path included, without its page offsets. */
+  readonly meta: readonly TypedField[];
+  readonly compressed: number;
+  readonly uncompressed: number;
+  /** Bytes of its dictionary page (0: none). */
+  readonly dictionaryLength: number;
+  /** XXH64 of its bytes as written. */
+  readonly digest: Digest;
+}
+
+/** A source row group's part of a built row group (MergedSegment but for where it lands). */
+export interface BuiltSegment {
+  readonly digest: Digest;
+  readonly written: Digest;
+  readonly pages: readonly number[];
+  readonly modes: readonly ColumnMode[];
+}
+
+/** One output row group as built: its bytes from its first column chunk on, and what its footer entry needs. */
+export interface BuiltRowGroup {
+  readonly parts: readonly Uint8Array[];
+  readonly columns: readonly BuiltColumn[];
+  /** Per source row group, in order. */
+  readonly segments: readonly BuiltSegment[];
+  readonly numRows: number;
+  /** Columns whose dictionary-indexed pages became PLAIN. */
+  readonly plainColumns: number;
+  /**
+   * The first row group of its file its builder's codecs compressed (a worker's first of the file):
+   * the proof decompresses it again (MergedFile.deepRowGroups). The file's first always is.
+   */
+  readonly fresh?: boolean;
+}
+
+/**
+ * Builds output row groups: on this thread (buildRowGroup), or on worker threads (merge-pool.ts),
+ * which take up to `inFlight` row groups at once. Results come back in the order asked.
+ */
+export interface RowGroupBuilder {
+  readonly inFlight: number;
+  /** And at most this many bytes of sources (one row group always goes). */
+  readonly inFlightBytes: number;
+  build(shape: RowGroupShape, groups: readonly SourceGroup[]): Promise<BuiltRowGroup>;
 }
 
 interface BuiltChunk {
@@ -811,7 +885,7 @@ function headerOf(page: Page): number {
  */
 function mergeColumn(
   k: number, leaf: Leaf, groups: readonly SourceGroup[], hashes: readonly DigestHash[], outHashes: readonly DigestHash[], pageCounts: number[][],
-  modes: ColumnMode[][], codec: PageCodec | undefined, options: MergeOptions,
+  modes: ColumnMode[][], codec: PageCodec | undefined, options: PageSizes,
 ): BuiltChunk {
   const parts: Uint8Array[] = [];
   let compressed = 0;
@@ -912,7 +986,7 @@ function mergeColumn(
     }
   }));
 
-  const metas = groups.map((g) => g.spans[k].meta);
+  const metas = groups.map((g) => g.metas[k]);
   const encodings = new Set<number>();
   for (const m of metas) for (const e of typedItems(typedField(m, 2)) as number[]) encodings.add(e);
   if (plain) {
@@ -925,7 +999,7 @@ function mergeColumn(
 
 /** An output chunk's ColumnMetaData but for its path and offsets: sizes, encodings, page counts by encoding, merged statistics. */
 function chunkMeta(
-  leaf: Leaf, metas: readonly TypedField[][], encodings: Iterable<number>, stats: ReadonlyMap<string, number>, uncompressed: number, compressed: number,
+  leaf: Leaf, metas: readonly (readonly TypedField[])[], encodings: Iterable<number>, stats: ReadonlyMap<string, number>, uncompressed: number, compressed: number,
 ): TypedField[] {
   const statistics = mergedStatistics(leaf, metas);
   const encodingStats = [...stats].map(([key, n]) => {
@@ -978,7 +1052,7 @@ function plainBytes(values: Uint8Array, at: number, n: number, width: number): n
  * rewritten, and every value is plain or dictionary-indexed (other encodings and bit-packed
  * booleans cannot be joined without decoding them).
  */
-function coalescable(leaf: Leaf, groups: readonly SourceGroup[], k: number, codec: PageCodec | undefined, options: MergeOptions, force = false): boolean {
+function coalescable(leaf: Leaf, groups: readonly SourceGroup[], k: number, codec: PageCodec | undefined, options: PageSizes, force = false): boolean {
   if (!codec || plainWidth(leaf) < 0 || (!force && options.pageBytes <= 0)) return false;
   let pages = 0;
   let bytes = 0;
@@ -1169,7 +1243,7 @@ class SegmentPieces {
  */
 function coalesceColumn(
   k: number, leaf: Leaf, groups: readonly SourceGroup[], hasher: DigestHasher, hashes: readonly DigestHash[], outHashes: readonly DigestHash[],
-  pageCounts: number[][], modes: ColumnMode[][], codec: PageCodec, options: MergeOptions,
+  pageCounts: number[][], modes: ColumnMode[][], codec: PageCodec, options: PageSizes,
 ): BuiltChunk {
   const parts: Uint8Array[] = [];
   let compressed = 0;
@@ -1229,7 +1303,7 @@ function coalesceColumn(
   };
   let indexed = false;
   const valueWidth = plainWidth(leaf);
-  const metas = groups.map((g) => g.spans[k].meta);
+  const metas = groups.map((g) => g.metas[k]);
   data.forEach((ps, i) => inSource(groups[i], k, () => {
     const g = groups[i];
     const pieces = new SegmentPieces(hashes[i]);
@@ -1608,7 +1682,7 @@ function inSource<T>(g: SourceGroup, k: number, fn: () => T): T {
     return fn();
   } catch (e) {
     if (e instanceof PackiceError) throw e;
-    throw fileFault(g.part.source.path, e, `row group ${g.part.rowGroup}, column ${k}`);
+    throw fileFault(g.path, e, `row group ${g.rowGroup}, column ${k}`);
   }
 }
 
@@ -1662,11 +1736,65 @@ export interface MergeItem {
   readonly newRowGroup: boolean;
 }
 
+/** A source row group of a row group being built, as its segment will name it. */
+interface Placing {
+  readonly part: MergePart;
+  readonly rows: number;
+  readonly deleted: Int32Array | undefined;
+}
+
+/**
+ * Builds one output row group from `groups` (at least one), column by column: its bytes, its
+ * columns' metadata and each source row group's digests as read and as written. Offsets are left
+ * to whoever places it in a file (writeMergedParts). Pure but for the codecs' buffers: a merge
+ * worker runs the same function (merge-pool.ts).
+ */
+export function buildRowGroup(shape: RowGroupShape, groups: readonly SourceGroup[], zstd: ZstdCodec | undefined, hasher: DigestHasher): BuiltRowGroup {
+  const { leaves } = shape;
+  const codecs = shape.codecs.map((c) => pageCodec(c, zstd, shape.level));
+  const hashes = groups.map((g) => segmentHash(hasher, g.rows, shape.signature));
+  const outHashes = groups.map((g) => segmentHash(hasher, g.rows, shape.signature));
+  const pageCounts = groups.map(() => new Array<number>(leaves.length));
+  const modes = groups.map(() => new Array<ColumnMode>(leaves.length));
+  const parts: Uint8Array[] = [];
+  const columns: BuiltColumn[] = [];
+  let plainColumns = 0;
+  // Rows are dropped from coalesced pages only: with deletes, every column is coalesced.
+  const dropping = groups.some((g) => g.deleted !== undefined && g.deleted.length > 0);
+  leaves.forEach((leaf, k) => {
+    let chunk: BuiltChunk;
+    try {
+      if (dropping && !coalescable(leaf, groups, k, codecs[k], shape, true)) throw new RleError('deleted rows cannot be dropped from its pages (deleteProblem)');
+      chunk = dropping || coalescable(leaf, groups, k, codecs[k], shape)
+        ? coalesceColumn(k, leaf, groups, hasher, hashes, outHashes, pageCounts, modes, codecs[k]!, shape)
+        : mergeColumn(k, leaf, groups, hashes, outHashes, pageCounts, modes, codecs[k], shape);
+    } catch (e) {
+      if (e instanceof PackiceError) throw e;
+      throw fileFault(groups[0].path, e, `merging column ${shape.leafPaths[k].join('.')} of ${groups.length} row groups starting here`);
+    }
+    if (chunk.plain) plainColumns++;
+    const ch = hasher();
+    for (const b of chunk.parts) ch.update(b);
+    const path = typedList(shape.leafPaths[k].map((n) => utf8.encode(n)), ThriftType.Binary);
+    columns.push({
+      meta: edit(chunk.meta, [{ id: 3, type: ThriftType.List, value: path }]),
+      compressed: chunk.compressed, uncompressed: chunk.uncompressed, dictionaryLength: chunk.dictionaryLength, digest: ch.digest(),
+    });
+    parts.push(...chunk.parts);
+  });
+  return {
+    parts, columns, plainColumns,
+    numRows: groups.reduce((n, g) => n + g.rows, 0),
+    segments: groups.map((_, i) => ({ digest: hashes[i].digest(), written: outHashes[i].digest(), pages: pageCounts[i], modes: modes[i] })),
+  };
+}
+
 /**
  * Writes the source row groups `items` hands over, in order, into one new file at `path` (their
  * sources sharing mergeKey), a new output row group at each item that starts one: writeMergedFile
  * with the reading left to the caller, who may decide where row groups end as sources arrive
- * (lib/compaction/merge-stream.ts). Holds the output row group being built.
+ * (lib/compaction/merge-stream.ts). Holds the output row group being built, and with `builder`
+ * (worker threads) those it builds at once.
  */
 export async function writeMergedParts(
   io: FileIO,
@@ -1679,121 +1807,135 @@ export async function writeMergedParts(
   let key = '';
   let last: CopySource | undefined;
   let leaves: Leaf[] = [];
-  let codecs: (PageCodec | undefined)[] = [];
+  let shape: RowGroupShape | undefined;
   const written: MergedSegment[][] = [];
   const newGroups: TypedField[][] = [];
   let plainColumns = 0;
+  const deepRowGroups: number[] = [];
   const faults = { fault: options.fault };
   let at = 0;
   let rows = 0;
   let footer: Uint8Array | undefined;
   const hasher = await digestHasher();
+  const { builder } = options;
 
-  const build = (groups: SourceGroup[]): { parts: Uint8Array[]; rowGroup: TypedField[] } => {
-    const hashes = groups.map((g) => segmentHash(hasher, g.rows, template.signature));
-    const outHashes = groups.map((g) => segmentHash(hasher, g.rows, template.signature));
-    const chunkDigests: Digest[] = [];
-    const pageCounts = groups.map(() => new Array<number>(leaves.length));
-    const modes = groups.map(() => new Array<ColumnMode>(leaves.length));
+  // A built row group into the file at `at`: its chunks' offsets, its footer entry and its segments.
+  const place = (built: BuiltRowGroup, parts: readonly Placing[]): void => {
     const rgStart = at;
-    const out: Uint8Array[] = [];
     const chunks: TypedField[][] = [];
     let totalUncompressed = 0;
     let totalCompressed = 0;
-    const numRows = groups.reduce((n, g) => n + g.rows, 0);
-    // Rows are dropped from coalesced pages only: with deletes, every column is coalesced.
-    const dropping = groups.some((g) => g.deleted !== undefined && g.deleted.length > 0);
-    leaves.forEach((leaf, k) => {
-      let chunk: BuiltChunk;
-      try {
-        if (dropping && !coalescable(leaf, groups, k, codecs[k], options, true)) throw new RleError('deleted rows cannot be dropped from its pages (deleteProblem)');
-        chunk = dropping || coalescable(leaf, groups, k, codecs[k], options)
-          ? coalesceColumn(k, leaf, groups, hasher, hashes, outHashes, pageCounts, modes, codecs[k]!, options)
-          : mergeColumn(k, leaf, groups, hashes, outHashes, pageCounts, modes, codecs[k], options);
-      } catch (e) {
-        if (e instanceof PackiceError) throw e;
-        throw fileFault(groups[0].part.source.path, e, `merging column ${template.leafPaths[k].join('.')} of ${groups.length} row groups starting here`);
-      }
-      if (chunk.plain) plainColumns++;
-      const ch = hasher();
-      for (const b of chunk.parts) ch.update(b);
-      chunkDigests.push(ch.digest());
-      const start = at;
-      const dictionary = chunk.dictionaryLength > 0 ? [{ id: 11, type: ThriftType.I64, value: start }] : [];
-      const path = typedList(template.leafPaths[k].map((n) => utf8.encode(n)), ThriftType.Binary);
-      const meta = edit(chunk.meta, [
-        { id: 3, type: ThriftType.List, value: path },
-        { id: 9, type: ThriftType.I64, value: start + chunk.dictionaryLength },
-        ...dictionary,
-      ]);
-      chunks.push([{ id: 2, type: ThriftType.I64, value: start }, { id: 3, type: ThriftType.Struct, value: meta }]);
-      out.push(...chunk.parts);
-      at += chunk.compressed;
-      totalCompressed += chunk.compressed;
-      totalUncompressed += chunk.uncompressed;
-    });
-    const segments: MergedSegment[] = [];
+    for (const c of built.columns) {
+      const dictionary = c.dictionaryLength > 0 ? [{ id: 11, type: ThriftType.I64, value: at }] : [];
+      const meta = edit(c.meta as TypedField[], [{ id: 9, type: ThriftType.I64, value: at + c.dictionaryLength }, ...dictionary]);
+      chunks.push([{ id: 2, type: ThriftType.I64, value: at }, { id: 3, type: ThriftType.Struct, value: meta }]);
+      at += c.compressed;
+      totalCompressed += c.compressed;
+      totalUncompressed += c.uncompressed;
+    }
+    const chunkDigests = built.columns.map((c) => c.digest);
     let firstRow = rows;
-    groups.forEach((g, i) => {
-      segments.push({
-        part: g.part, rows: g.rows, deleted: g.deleted, firstRow, digest: hashes[i].digest(), pages: pageCounts[i], modes: modes[i],
-        written: outHashes[i].digest(), chunks: chunkDigests, signature: template.signature,
-      });
-      firstRow += g.rows;
-    });
-    rows += numRows;
-    written.push(segments);
-    const rowGroup: TypedField[] = [
+    written.push(built.segments.map((s, i) => {
+      const segment: MergedSegment = {
+        part: parts[i].part, rows: parts[i].rows, deleted: parts[i].deleted, firstRow, digest: s.digest, pages: s.pages, modes: s.modes,
+        written: s.written, chunks: chunkDigests, signature: template.signature,
+      };
+      firstRow += segment.rows;
+      return segment;
+    }));
+    rows += built.numRows;
+    plainColumns += built.plainColumns;
+    if (newGroups.length === 0 || built.fresh === true) deepRowGroups.push(newGroups.length);
+    newGroups.push([
       { id: 1, type: ThriftType.List, value: typedList(chunks, ThriftType.Struct) },
       { id: 2, type: ThriftType.I64, value: totalUncompressed },
-      { id: 3, type: ThriftType.I64, value: numRows },
+      { id: 3, type: ThriftType.I64, value: built.numRows },
       { id: 5, type: ThriftType.I64, value: rgStart },
       { id: 6, type: ThriftType.I64, value: totalCompressed },
       { id: 7, type: ThriftType.I16, value: newGroups.length },
-    ];
-    return { parts: out, rowGroup };
+    ]);
   };
 
   async function* content(): AsyncGenerator<Uint8Array> {
     yield PARQUET_MAGIC_BYTES;
     at = PARQUET_MAGIC_BYTES.length;
     let pending: SourceGroup[] = [];
+    let pendingParts: Placing[] = [];
+    // Row groups handed to the builder, in file order, each with its sources and their bytes.
+    const building: { built: Promise<BuiltRowGroup>; parts: Placing[]; bytes: number }[] = [];
+    let buildingBytes = 0;
+    function* placed(built: BuiltRowGroup, parts: typeof pendingParts): Generator<Uint8Array> {
+      place(built, parts);
+      yield* damaged([...built.parts], faults);
+    }
+    // Placed in turn until at most `keep` row groups, within the builder's bytes, are out.
+    async function* drain(keep: number): AsyncGenerator<Uint8Array> {
+      while (building.length > keep || (building.length > 1 && buildingBytes > builder!.inFlightBytes)) {
+        const next = building.shift()!;
+        buildingBytes -= next.bytes;
+        yield* placed(await next.built, next.parts);
+      }
+    }
     // The row group so far is built once the next starts (or the items end).
-    function* flush(): Generator<Uint8Array> {
+    async function* flush(): AsyncGenerator<Uint8Array> {
       if (pending.length === 0) return;
-      const { parts: out, rowGroup } = build(pending);
-      newGroups.push(rowGroup);
+      const groups = pending;
+      const parts = pendingParts;
       pending = [];
-      yield* damaged(out, faults);
-    }
-    for await (const { part, bytes, newRowGroup } of items) {
-      if (first === undefined) {
-        first = part.source;
-        key = mergeKey(first);
-        leaves = leavesOf(first.footer, options.writeSchema);
-        codecs = chunkFacts(first).codecs.map((c) => pageCodec(c, options.zstd, options.level));
-      } else if (part.source !== last && mergeKey(part.source) !== key) {
-        throw new InvalidFileError(`${part.source.path} was written by another writer or codec than ${first.path}`, { path });
+      pendingParts = [];
+      if (!builder) {
+        yield* placed(buildRowGroup(shape!, groups, options.zstd, hasher), parts);
+        return;
       }
-      last = part.source;
-      if (newRowGroup) yield* flush();
-      const rg = typedFields(typedItems(typedField(part.source.typed, 4))[part.rowGroup]);
-      const spans = chunkSpans(rg);
-      const numRows = typedNumber(typedField(rg, 3));
-      let pages: Page[][];
-      let deleted: Int32Array | undefined;
-      try {
-        pages = bytes.map((b) => readPages(b, 0, b.length));
-        deleted = part.keys !== undefined && part.keys.length > 0
-          ? probedDeletes(part, leaves, codecs, bytes, pages, numRows)
-          : part.deleted !== undefined && part.deleted.length > 0 ? part.deleted : undefined;
-      } catch (e) {
-        throw fileFault(part.source.path, e, `row group ${part.rowGroup}`);
-      }
-      // A row group whose rows are all deleted leaves nothing to merge (known here when its keys were probed).
-      if (numRows - (deleted?.length ?? 0) > 0) pending.push({ part, rows: numRows - (deleted?.length ?? 0), deleted, spans, bytes: [...bytes], pages });
+      const built = builder.build(shape!, groups);
+      // Awaited in turn below; a failure before then must not go unhandled.
+      built.catch(() => undefined);
+      let bytes = 0;
+      for (const g of groups) for (const b of g.bytes) bytes += b.length;
+      building.push({ built, parts, bytes });
+      buildingBytes += bytes;
+      yield* drain(builder.inFlight - 1);
     }
-    yield* flush();
+    try {
+      for await (const { part, bytes, newRowGroup } of items) {
+        if (first === undefined) {
+          first = part.source;
+          key = mergeKey(first);
+          leaves = leavesOf(first.footer, options.writeSchema);
+          shape = {
+            leaves, codecs: chunkFacts(first).codecs, level: options.level, signature: template.signature, leafPaths: template.leafPaths,
+            dictionaryBytes: options.dictionaryBytes, pageBytes: options.pageBytes, pageRows: options.pageRows,
+          };
+        } else if (part.source !== last && mergeKey(part.source) !== key) {
+          throw new InvalidFileError(`${part.source.path} was written by another writer or codec than ${first.path}`, { path });
+        }
+        last = part.source;
+        if (newRowGroup) yield* flush();
+        const rg = typedFields(typedItems(typedField(part.source.typed, 4))[part.rowGroup]);
+        const numRows = typedNumber(typedField(rg, 3));
+        let pages: Page[][];
+        let deleted: Int32Array | undefined;
+        try {
+          pages = bytes.map((b) => readPages(b, 0, b.length));
+          deleted = part.keys !== undefined && part.keys.length > 0
+            ? probedDeletes(part, leaves, shape!.codecs.map((c) => pageCodec(c, options.zstd, options.level)), bytes, pages, numRows)
+            : part.deleted !== undefined && part.deleted.length > 0 ? part.deleted : undefined;
+        } catch (e) {
+          throw fileFault(part.source.path, e, `row group ${part.rowGroup}`);
+        }
+        const live = numRows - (deleted?.length ?? 0);
+        // A row group whose rows are all deleted leaves nothing to merge (known here when its keys were probed).
+        if (live > 0) {
+          pending.push({ path: part.source.path, rowGroup: part.rowGroup, rows: live, deleted, metas: chunkSpans(rg).map((s) => s.meta), bytes: [...bytes], pages });
+          pendingParts.push({ part, rows: live, deleted });
+        }
+      }
+      yield* flush();
+      yield* drain(0);
+    } finally {
+      // Stopped early (an error, or the writer gave up): what is still being built is not waited for.
+      building.length = 0;
+    }
     if (first === undefined) throw new InvalidFileError('a merged file needs at least one row group', { path });
     const tail = fileTail(first, template, rows, newGroups);
     footer = tail.footer;
@@ -1805,7 +1947,7 @@ export async function writeMergedParts(
   const parsed = decodeFooter(footer!);
   return {
     path, fileSizeInBytes: at, recordCount: rows, splitOffsets: splitOffsets(parsed), footer: parsed, footerBytes: footer!,
-    rowGroups: written, plainColumns,
+    rowGroups: written, plainColumns, deepRowGroups,
   };
 }
 

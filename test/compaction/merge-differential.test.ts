@@ -9,13 +9,15 @@
  * matching nothing), then every group rewritten (major, or minor as the planner plans it) and
  * committed. Checked against a model of the live rows the test keeps itself (not the reader):
  * the rows before and after (exact values: -0.0, NaN, bytes), the proof's counts and hashes, the
- * same group rewritten with every merge and copy off (the decoder alone), each group's outputs
+ * same group rewritten with every merge and copy off (the decoder alone) and, merged, on two merge
+ * workers (the same bytes), each group's outputs
  * against its inputs' live rows, the compaction map, each file's partition against its rows,
  * v3 row lineage, and the outputs' metrics (counts; bounds hold every value, and equal the
  * extreme values unless truncated).
  *
  * PROP_RUNS (default 20), PROP_SEED and PROP_SHRINK=0 (stop at the first failure) steer the run.
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import * as pw from 'parquet-wasm';
@@ -561,6 +563,12 @@ async function compactAndCheck(
     stats.copied += r.inputPaths?.copied ?? 0;
     stats.decoded += r.inputPaths?.decoded ?? 0;
     if ((r.inputPaths?.merged ?? 0) > 0 && group.inputs.some((i) => i.deletes.length > 0)) stats.mergedWithDeletes++;
+    if ((r.inputPaths?.merged ?? 0) > 0) {
+      // Row groups built on two merge workers: the bytes this thread writes.
+      const w = await rewriteGroup(io, t.metadata, plan, group, { decodeWorkers: 2 });
+      expect(w.checksums, `${at}: on merge workers`).toEqual(r.checksums);
+      expect(w.outputs.map((o) => readFileSync(o.filePath)), `${at}: on merge workers`).toEqual(r.outputs.map((o) => readFileSync(o.filePath)));
+    }
     const d = await rewriteGroup(io, withProperties(t.metadata, MERGE_OFF), plan, group);
     expect([d.inputPaths?.merged ?? 0, d.inputPaths?.copied ?? 0], `${at}: the merge and copy off`).toEqual([0, 0]);
     expect(d.checksums.rowsOut).toBe(d.checksums.rowsIn);

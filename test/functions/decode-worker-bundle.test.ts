@@ -29,33 +29,35 @@ const io = new LocalFileIO();
 const require = createRequire(import.meta.url);
 
 /** A step's function and its worker bundled as the construct bundles them, alone in a new folder (the rewrite's with its wasm). */
-function bundle(step: 'rewrite' | 'plan', worker: string): string {
+function bundle(step: 'rewrite' | 'plan', ...worker: string[]): string {
   const dir = join(tempDir(`packice-${step}-worker-bundle-`), 'function');
   const common = { ...ESBUILD_OPTIONS, bundle: true, logLevel: 'warning', sourcemap: false } as const;
   buildSync({ ...common, entryPoints: [join(REPO_ROOT, 'functions', `${step}.ts`)], outfile: join(dir, 'index.js') });
   const workers = WORKER_BUNDLES.filter((w) => w.step === step);
-  expect(workers.map((w) => w.fileName)).toEqual([worker]);
+  expect(workers.map((w) => w.fileName)).toEqual(worker);
   for (const w of workers) buildSync({ ...common, entryPoints: [join(REPO_ROOT, w.entry)], outfile: join(dir, w.fileName) });
   if (step === 'rewrite') for (const w of WASM_FILES) copyFileSync(require.resolve(w.module), join(dir, w.fileName));
   return dir;
 }
 
 describe('the rewrite bundle', () => {
-  it('merges small row groups page by page where it has a native ZSTD (node:zlib: Node 22, the Lambda\'s), as this thread does', async () => {
-    const dir = bundle('rewrite', 'decode-worker.js');
+  it('merges small row groups page by page where it has a native ZSTD (node:zlib: Node 22, the Lambda\'s), on merge workers started from merge-worker.js, as this thread does', async () => {
+    const dir = bundle('rewrite', 'decode-worker.js', 'merge-worker.js');
     const location = join(tempDir(), 'bundle-merge');
-    const t = await fillSmallTable(await createNewTable(io, location, { formatVersion: 2, ...SMALL_TABLE_SPEC }));
+    const t = await fillSmallTable(await createNewTable(io, location, { formatVersion: 2, ...SMALL_TABLE_SPEC, properties: { [DECODE_WORKERS_PROPERTY]: '2' } }));
     const plan = await planCompaction(io, t.metadata, { table: { location }, policy: { minInputFiles: 2 } });
     const events = plan.groups.map((g) => JSON.parse(JSON.stringify(rewriteRequestOf(plan, g.id))) as unknown);
     const zstd = zstdCodec('zlib') ? 'zlib' : 'wasm';
-    const { results } = JSON.parse(runHandler(dir, events, { PACKICE_ZSTD: zstd })) as { results: GroupResult[] };
+    const { started, results } = JSON.parse(runHandler(dir, events, { PACKICE_ZSTD: zstd })) as { started: string[]; results: GroupResult[] };
     // Without node:zlib the bundle has parquet-wasm's ZSTD only, which the merge does not use: every input decoded.
     for (const r of results) expect(r.inputPaths?.merged ?? 0, zstd).toSatisfy((n: number) => (zstd === 'zlib' ? n > 0 : n === 0));
+    // Two workers per group, merging (else decoding).
+    expect(started).toEqual(Array.from({ length: 2 * plan.groups.length }, () => (zstd === 'zlib' ? 'merge-worker.js' : 'decode-worker.js')));
     const previous = process.env.PACKICE_ZSTD;
     process.env.PACKICE_ZSTD = zstd;
     try {
       for (const [i, g] of plan.groups.entries()) {
-        const here = await rewriteGroup(io, t.metadata, plan, g);
+        const here = await rewriteGroup(io, t.metadata, plan, g, { decodeWorkers: 0 });
         expect(results[i].inputPaths).toEqual(here.inputPaths);
         expect(results[i].checksums).toEqual(here.checksums);
         expect(results[i].outputs.map((o, k) => readFileSync(o.filePath).equals(readFileSync(here.outputs[k].filePath)))).toEqual(here.outputs.map(() => true));
@@ -67,7 +69,7 @@ describe('the rewrite bundle', () => {
   });
 
   it('starts its decode workers from decode-worker.js beside index.js, and rewrites as this thread does', async () => {
-    const dir = bundle('rewrite', 'decode-worker.js');
+    const dir = bundle('rewrite', 'decode-worker.js', 'merge-worker.js');
 
     const location = join(tempDir(), 'bundle-workers');
     // Every input decoded: where the bundle has a native ZSTD (node:zlib on Node 22, the Lambda's) its small

@@ -10,6 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { MergePool } from '../../lib/compaction/merge-pool.js';
 import { InvalidFileError } from '../../lib/errors.js';
 import type { StructType } from '../../lib/iceberg/types.js';
 import { LocalFileIO } from '../../lib/io/local.js';
@@ -98,6 +99,17 @@ async function reread(file: MergedFile): Promise<string[]> {
   return out;
 }
 
+/** `paths`, the second's first row group damaged in the middle of its second column. */
+async function withDamagedPage(paths: string[]): Promise<string[]> {
+  const { footer } = await readFooter(io.newInputFile(paths[1]));
+  const chunk = footer.rowGroups[0].columns[1];
+  const at = (chunk.dictionaryPageOffset ?? chunk.dataPageOffset) + Math.floor(chunk.totalCompressedSize / 2);
+  const bytes = readFileSync(paths[1]);
+  for (let i = at; i < at + 8; i++) bytes[i] ^= 0x5a;
+  writeFileSync(paths[1], bytes);
+  return paths;
+}
+
 const written = (file: MergedFile): string[] => file.rowGroups.flat().map((s) => `${s.rows}:${s.digest.join(':')}`).sort();
 
 describe('row-group merge of pyarrow-written files', () => {
@@ -145,13 +157,7 @@ describe('row-group merge of pyarrow-written files', () => {
   });
 
   it('names the source a damaged page is in, not the first of its output row group', async () => {
-    const paths = variant('v1-zstd-dict', 3, 600);
-    const { footer } = await readFooter(io.newInputFile(paths[1]));
-    const chunk = footer.rowGroups[0].columns[1];
-    const at = (chunk.dictionaryPageOffset ?? chunk.dataPageOffset) + Math.floor(chunk.totalCompressedSize / 2);
-    const bytes = readFileSync(paths[1]);
-    for (let i = at; i < at + 8; i++) bytes[i] ^= 0x5a;
-    writeFileSync(paths[1], bytes);
+    const paths = await withDamagedPage(variant('v1-zstd-dict', 3, 600));
     for (const options of [{}, { pageBytes: 0 }]) {
       const err = await merge(paths, options).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(InvalidFileError);
@@ -284,5 +290,51 @@ describe('row-group merge with deleted rows dropped from the pages', () => {
     expect(err).toBeInstanceOf(InvalidFileError);
     expect((err as InvalidFileError).path).toBe(path);
     expect((err as Error).message).toMatch(/deleted position 100 is past/);
+  });
+});
+
+describe('row-group merge with its row groups built on worker threads (merge-pool.ts)', () => {
+  const ROWS = 1200;
+  const deleted = [scattered(ROWS, 5, 2), [], Array.from({ length: 300 }, (_, i) => 600 + i)];
+
+  it('writes the bytes, digests and statistics this thread writes, and has each worker\'s first row group walked again', async () => {
+    const pool = MergePool.start(2);
+    try {
+      for (const [name, gone] of [['v1-zstd-dict', undefined], ['v2-gzip-dict', undefined], ['flat-v1-zstd-small-groups', deleted], ['flat-v2-none-plain', deleted]] as const) {
+        const paths = variant(name, 3, ROWS);
+        for (const options of [{}, { pageBytes: 0 }, { dictionaryBytes: 64 }]) {
+          const here = await merge(paths, options, gone);
+          const there = await merge(paths, { ...options, builder: pool }, gone);
+          const at = `${name} ${JSON.stringify(options)}`;
+          expect(readFileSync(there.out).equals(readFileSync(here.out)), at).toBe(true);
+          expect(there.file.rowGroups.map((g) => g.map((s) => ({ ...s, part: s.part.rowGroup }))), at)
+            .toEqual(here.file.rowGroups.map((g) => g.map((s) => ({ ...s, part: s.part.rowGroup }))));
+          expect(there.file.plainColumns, at).toBe(here.file.plainColumns);
+          // On this thread one codec wrote every row group; there, each of two workers its first.
+          expect(here.file.deepRowGroups, at).toEqual([0]);
+          expect(there.file.deepRowGroups, at).toEqual([0, 1]);
+          expect(await reread(there.file), at).toEqual(written(there.file));
+        }
+      }
+    } finally {
+      await pool.close();
+    }
+    expect(pool.liveWorkers).toBe(0);
+  });
+
+  it('names the source a damaged page is in, as this thread does; a closed pool builds nothing', async () => {
+    const paths = await withDamagedPage(variant('v1-zstd-dict', 3, 600));
+    const pool = MergePool.start(2);
+    try {
+      const here = await merge(paths).catch((e: unknown) => e);
+      const there = await merge(paths, { builder: pool }).catch((e: unknown) => e);
+      expect(there).toBeInstanceOf(InvalidFileError);
+      expect((there as InvalidFileError).path).toBe(paths[1]);
+      expect((there as Error).message).toBe((here as Error).message);
+    } finally {
+      await pool.close();
+    }
+    const closed = await merge(variant('v1-zstd-dict', 2, 100), { builder: pool }).catch((e: unknown) => e);
+    expect((closed as Error).message).toMatch(/the merge pool is closed/);
   });
 });
