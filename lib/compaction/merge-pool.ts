@@ -15,7 +15,9 @@
 import { Worker } from 'node:worker_threads';
 import { errorFromJson, errorToJson, IllegalStateError, InvalidArgumentError, type ErrorJson } from '../errors.js';
 import type { TableMetadata } from '../iceberg/table-metadata.js';
-import type { BuiltRowGroup, RowGroupBuilder, RowGroupShape, SourceGroup } from '../parquet/row-group-merge.js';
+import { zstdCodec, type ZstdCodec } from '../parquet/compression-codec.js';
+import { digestHasher, type DigestHasher } from '../parquet/digest.js';
+import { buildRowGroup, type BuiltRowGroup, type RowGroupBuilder, type RowGroupShape, type SourceGroup } from '../parquet/row-group-merge.js';
 import {
   decodeHost, DECODE_WORKERS_PROPERTY, GROUP_MEMORY_GOAL, MAX_DEFAULT_DECODE_WORKERS, MIN_POOL_DECODE_BYTES, REWRITER_MEMORY, workersAsked,
   type DecodeHost,
@@ -47,6 +49,7 @@ export type ToMergeWorker = {
 
 /** Messages from a worker. */
 export type FromMergeWorker =
+  | { readonly type: 'ready' }
   | { readonly type: 'built'; readonly id: number; readonly built: BuiltRowGroup }
   | { readonly type: 'error'; readonly id: number; readonly error: ErrorJson };
 
@@ -72,57 +75,135 @@ export function mergeWorkerCount(
   return Math.max(0, Math.min(host.vcpus - 1, MAX_DEFAULT_DECODE_WORKERS, autoCap, fit));
 }
 
-interface PoolWorker {
-  readonly thread: Worker;
-  /** Its tasks not yet answered, by id. */
-  readonly tasks: Map<number, Task>;
-}
-
 interface Task {
   readonly resolve: (built: BuiltRowGroup) => void;
   readonly reject: (e: Error) => void;
 }
 
+/**
+ * A started worker thread, kept across groups (as the plan's are, plan-pool.ts): a Lambda container
+ * rewrites group after group, and a thread kept pays neither its start (isolate, modules, the
+ * digest's WebAssembly) nor its JIT warm-up again. Idle, it is unref'd: it never keeps the process alive.
+ */
+class MergeThread {
+  readonly thread: Worker;
+  readonly tasks = new Map<number, Task>();
+  /** Its module loaded: it takes row groups from now on. */
+  ready = false;
+  dead = false;
+  /** Resolves when ready, rejects if it dies first. */
+  readonly started: Promise<void>;
+  private settle: { resolve: () => void; reject: (e: Error) => void } | undefined;
+
+  constructor() {
+    this.started = new Promise<void>((resolve, reject) => {
+      this.settle = { resolve, reject };
+    });
+    this.started.catch(() => undefined);
+    const { url, module } = workerStart('merge-worker');
+    this.thread = new Worker(url, { workerData: { module } });
+    this.thread.on('message', (m: FromMergeWorker) => {
+      if (m.type === 'ready') {
+        this.ready = true;
+        this.settle?.resolve();
+        return;
+      }
+      const task = this.tasks.get(m.id);
+      this.tasks.delete(m.id);
+      if (m.type === 'built') task?.resolve(m.built);
+      else task?.reject(errorFromJson(m.error));
+    });
+    this.thread.on('error', (e) => this.die(e));
+    this.thread.on('exit', (code) => this.die(new IllegalStateError(`a merge worker stopped (exit code ${code})`)));
+  }
+
+  /** Fails every task it holds. */
+  fail(e: Error): void {
+    const tasks = [...this.tasks.values()];
+    this.tasks.clear();
+    for (const t of tasks) t.reject(e);
+  }
+
+  private die(e: Error): void {
+    this.dead = true;
+    this.settle?.reject(e);
+    const i = idle.indexOf(this);
+    if (i >= 0) idle.splice(i, 1);
+    this.fail(e);
+  }
+}
+
+/** Threads no group is using, at most MAX_DEFAULT_DECODE_WORKERS. */
+const idle: MergeThread[] = [];
+
+/** This thread, as a builder the proof tracks like a worker (its own codec contexts). */
+const HERE = Symbol('this thread');
+
 export class MergePool implements RowGroupBuilder {
   readonly inFlight: number;
   readonly inFlightBytes: number;
-  private readonly workers: PoolWorker[] = [];
+  private readonly workers: MergeThread[] = [];
   private nextId = 0;
   private closed = false;
-  /** The workers that have built a row group of each file (its shape), for `fresh`. */
-  private readonly builtFor = new WeakMap<RowGroupShape, Set<PoolWorker>>();
-  private exited = 0;
+  /** Who has built a row group of each file (its shape), for `fresh`. */
+  private readonly builtFor = new WeakMap<RowGroupShape, Set<MergeThread | typeof HERE>>();
+  private here: { zstd: ZstdCodec | undefined; hasher: Promise<DigestHasher> } | undefined;
 
   private constructor(private readonly count: number, inFlightBytes: number) {
     this.inFlight = count * TASKS_PER_WORKER;
     this.inFlightBytes = inFlightBytes;
   }
 
-  /** A pool of `count` workers (at least one), started with its first row group: a group's merge may come to nothing. */
+  /**
+   * A pool of `count` workers (at least one), taken (idle ones first, else started) with its first
+   * row group: a group's merge may come to nothing.
+   */
   static start(count: number, options: { readonly inFlightBytes?: number } = {}): MergePool {
     if (!Number.isSafeInteger(count) || count < 1) throw new InvalidArgumentError(`a merge pool needs at least one worker, got ${count}`);
     return new MergePool(count, options.inFlightBytes ?? DEFAULT_IN_FLIGHT_BYTES);
   }
 
-  private startWorkers(): void {
-    const { url, module } = workerStart('merge-worker');
-    for (let i = 0; i < this.count; i++) {
-      const thread = new Worker(url, { workerData: { module } });
-      const w: PoolWorker = { thread, tasks: new Map() };
-      thread.on('message', (m: FromMergeWorker) => this.onMessage(w, m));
-      thread.on('error', (e) => this.fail(w, e));
-      thread.on('exit', (code) => {
-        this.exited++;
-        this.fail(w, new IllegalStateError(this.closed ? 'the merge pool is closed' : `a merge worker stopped (exit code ${code})`));
-      });
-      this.workers.push(w);
+  /** Starts idle worker threads until `count` are kept, and waits until they are ready (tests, benchmarks). */
+  static async prestart(count: number): Promise<void> {
+    while (idle.length < Math.min(count, MAX_DEFAULT_DECODE_WORKERS)) idle.push(new MergeThread());
+    // Referenced while starting (else nothing may keep the process alive to see them ready).
+    const starting = [...idle];
+    for (const w of starting) w.thread.ref();
+    try {
+      await Promise.all(starting.map((w) => w.started));
+    } finally {
+      for (const w of starting) if (idle.includes(w)) w.thread.unref();
     }
   }
 
-  /** Builds one output row group on the least busy worker; its sources' bytes are copied into one buffer that moves there. */
-  build(shape: RowGroupShape, groups: readonly SourceGroup[]): Promise<BuiltRowGroup> {
-    if (this.closed) return Promise.reject(new IllegalStateError('the merge pool is closed'));
-    if (this.workers.length === 0) this.startWorkers();
+  /** Idle worker threads kept from earlier groups. */
+  static get idleThreads(): number {
+    return idle.length;
+  }
+
+  /** Workers taken. */
+  get size(): number {
+    return this.workers.length;
+  }
+
+  /**
+   * Builds one output row group on the ready worker with the fewest in hand, its sources' bytes
+   * copied into one buffer that moves there; while none is ready yet (threads still loading their
+   * modules), on this thread rather than wait.
+   */
+  async build(shape: RowGroupShape, groups: readonly SourceGroup[]): Promise<BuiltRowGroup> {
+    if (this.closed) throw new IllegalStateError('the merge pool is closed');
+    if (this.workers.length === 0) this.take();
+    let w: MergeThread | undefined;
+    for (const x of this.workers) if (x.ready && !x.dead && (w === undefined || x.tasks.size < w.tasks.size)) w = x;
+    let seen = this.builtFor.get(shape);
+    if (!seen) this.builtFor.set(shape, (seen = new Set()));
+    const fresh = !seen.has(w ?? HERE);
+    seen.add(w ?? HERE);
+    if (w === undefined) {
+      this.here ??= { zstd: zstdCodec(), hasher: digestHasher() };
+      return { ...buildRowGroup(shape, groups, this.here.zstd, await this.here.hasher), fresh };
+    }
     let total = 0;
     for (const g of groups) for (const b of g.bytes) total += b.length;
     const buffer = new ArrayBuffer(total);
@@ -135,42 +216,40 @@ export class MergePool implements RowGroupBuilder {
       }
       return { path: g.path, rowGroup: g.rowGroup, rows: g.rows, deleted: g.deleted, metas: g.metas, lengths: g.bytes.map((b) => b.length) };
     });
-    const w = this.workers.reduce((a, b) => (b.tasks.size < a.tasks.size ? b : a));
     const id = this.nextId++;
-    let seen = this.builtFor.get(shape);
-    if (!seen) this.builtFor.set(shape, (seen = new Set()));
-    const fresh = !seen.has(w);
-    seen.add(w);
+    const thread = w;
     return new Promise<BuiltRowGroup>((resolve, reject) => {
-      w.tasks.set(id, { resolve: (built) => resolve({ ...built, fresh }), reject });
-      w.thread.postMessage({ type: 'task', id, shape, groups: sent, buffer } satisfies ToMergeWorker, [buffer]);
+      thread.tasks.set(id, { resolve: (built) => resolve({ ...built, fresh }), reject });
+      thread.thread.postMessage({ type: 'task', id, shape, groups: sent, buffer } satisfies ToMergeWorker, [buffer]);
     });
   }
 
-  /** Workers started and not yet stopped (tests). */
-  get liveWorkers(): number {
-    return this.workers.length - this.exited;
-  }
-
-  /** Terminates every worker, failing what they still held; safe to call more than once. */
+  /**
+   * Gives the workers back for the next group (one with a row group still in hand is terminated
+   * instead, failing it); safe to call more than once.
+   */
   async close(): Promise<void> {
+    if (this.closed) return;
     this.closed = true;
-    await Promise.all(this.workers.map((w) => w.thread.terminate().catch(() => undefined)));
+    const stop: MergeThread[] = [];
+    for (const w of this.workers) {
+      if (!w.dead && w.tasks.size === 0 && idle.length < MAX_DEFAULT_DECODE_WORKERS) {
+        w.thread.unref();
+        idle.push(w);
+      } else {
+        stop.push(w);
+      }
+    }
+    for (const w of stop) w.fail(new IllegalStateError('the merge pool is closed'));
+    await Promise.all(stop.map((w) => w.thread.terminate().catch(() => undefined)));
   }
 
-  private onMessage(w: PoolWorker, m: FromMergeWorker): void {
-    const task = w.tasks.get(m.id);
-    if (!task) return;
-    w.tasks.delete(m.id);
-    if (m.type === 'built') task.resolve(m.built);
-    else task.reject(errorFromJson(m.error));
-  }
-
-  /** Fails every task `w` holds. */
-  private fail(w: PoolWorker, e: Error): void {
-    const tasks = [...w.tasks.values()];
-    w.tasks.clear();
-    for (const t of tasks) t.reject(e);
+  private take(): void {
+    for (let i = 0; i < this.count; i++) {
+      const w = idle.pop() ?? new MergeThread();
+      w.thread.ref();
+      this.workers.push(w);
+    }
   }
 }
 

@@ -15,6 +15,8 @@ const zstd = zstdCodec();
 const hashing = digestHasher();
 
 port.on('message', (m: ToMergeWorker) => void build(m));
+// Loaded: the pool sends it row groups from now on (it builds them itself meanwhile).
+void hashing.then(() => port.postMessage({ type: 'ready' } satisfies FromMergeWorker));
 
 async function build(m: ToMergeWorker): Promise<void> {
   try {

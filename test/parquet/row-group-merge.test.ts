@@ -298,6 +298,8 @@ describe('row-group merge with its row groups built on worker threads (merge-poo
   const deleted = [scattered(ROWS, 5, 2), [], Array.from({ length: 300 }, (_, i) => 600 + i)];
 
   it('writes the bytes, digests and statistics this thread writes, and has each worker\'s first row group walked again', async () => {
+    // Workers ready: until they are, the pool builds on this thread.
+    await MergePool.prestart(2);
     const pool = MergePool.start(2);
     try {
       for (const [name, gone] of [['v1-zstd-dict', undefined], ['v2-gzip-dict', undefined], ['flat-v1-zstd-small-groups', deleted], ['flat-v2-none-plain', deleted]] as const) {
@@ -319,7 +321,26 @@ describe('row-group merge with its row groups built on worker threads (merge-poo
     } finally {
       await pool.close();
     }
-    expect(pool.liveWorkers).toBe(0);
+    // Kept for the next group, unref'd.
+    expect(MergePool.idleThreads).toBe(2);
+  });
+
+  it('a pool of more workers than are kept (one starting, built on this thread until it is ready): the same bytes; the threads kept for the next group', async () => {
+    const paths = variant('flat-v1-zstd-small-groups', 3, ROWS);
+    const here = await merge(paths, {}, deleted);
+    for (let round = 0; round < 2; round++) {
+      const pool = MergePool.start(3);
+      try {
+        const there = await merge(paths, { builder: pool }, deleted);
+        expect(readFileSync(there.out).equals(readFileSync(here.out))).toBe(true);
+        expect(there.file.deepRowGroups[0]).toBe(0);
+        expect(await reread(there.file)).toEqual(written(there.file));
+        expect(pool.size).toBe(3);
+      } finally {
+        await pool.close();
+      }
+    }
+    expect(MergePool.idleThreads).toBe(3);
   });
 
   it('names the source a damaged page is in, as this thread does; a closed pool builds nothing', async () => {
