@@ -466,12 +466,13 @@ function report(runs: Map<string, Run[]>, loadBefore: string, loadAfter: string,
       let at = `${label}, ${mb.toLocaleString('en-US')} MB`;
       let m = measured;
       if (vcpus > 1 && workers > 0) {
-        // Projected: the run's threads spread over the vCPUs, none faster than the main thread's own CPU;
-        // the S3 wait modelled on that time line (the CPU at each request scaled alike).
-        const busy = Math.max(Number(info.mainCpuS), cpuS / Math.min(vcpus, workers + 1));
+        // Projected: the run's CPU spread over the vCPUs (as many workers as they hold: the work does not
+        // grow with them, and a run of fewer on this 2-CPU machine is not crowded), never faster than the
+        // main thread's own CPU; the S3 wait modelled on that time line (the CPU at each request scaled alike).
+        const busy = Math.max(Number(info.mainCpuS), cpuS / vcpus);
         const scaled: RequestTrace = { ...trace, ...(trace.writeCpuS === undefined ? {} : { writeCpuS: (trace.writeCpuS * busy) / cpuS }) };
         m = { ...measured, cpuS: busy, waitS: wait(scaled, path, busy) };
-        at += `, ${workers} workers, projected from ${Number(info.mainCpuS).toFixed(1)} main-thread CPU-s`;
+        at += `, ${vcpus - 1} workers, projected from a run of ${workers} (${Number(info.mainCpuS).toFixed(1)} main-thread CPU-s)`;
       }
       rows.push([`${at}, CPU only`, measuredCostPerGb(m, mb, vcpus, false)], [`${at}, CPU + S3 wait${model}`, measuredCostPerGb(m, mb, vcpus, true)]);
       if (waitMeasuredS !== undefined) rows.push([`${at}, CPU + S3 wait (measured)`, measuredCostPerGb({ ...m, waitS: waitMeasuredS }, mb, vcpus, true)]);

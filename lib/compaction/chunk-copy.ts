@@ -322,6 +322,8 @@ function partitionRules(
 export class ChunkCopy {
   private readonly written: CopiedFile[] = [];
   private readonly merged: MergedFile[] = [];
+  /** Merge workers (merge-pool.ts), from the first merge to close. */
+  private pool: MergePool | undefined;
   private readonly started: string[] = [];
   private readonly uuid = randomUUID();
   /** Inputs merged (the plan's until `write` is done: inputs still to be read whole are counted). */
@@ -640,12 +642,9 @@ export class ChunkCopy {
     let bytes = 0;
     for (const t of this.mergedTasks) bytes += Number(t.dataFile.fileSizeInBytes);
     const workers = this.options.mergeWorkers?.(bytes) ?? 0;
-    const pool = workers > 0 ? MergePool.start(workers) : undefined;
-    try {
-      return await this.writeMergesOn(pool, map, checkIn);
-    } finally {
-      await pool?.close();
-    }
+    // Kept for the proof's deep walks, closed with the copy (close).
+    if (workers > 0) this.pool ??= MergePool.start(workers);
+    return this.writeMergesOn(this.pool, map, checkIn);
   }
 
   /** writeMerges, its row groups built by `builder` (else on this thread). */
@@ -804,7 +803,13 @@ export class ChunkCopy {
     // group would cost.
     const deepen = new Map(this.merged.map((f) => [f.path, new Set(f.deepRowGroups)]));
     const deep = (path: string, rowGroup: number): boolean => deepen.get(path)?.has(rowGroup) === true;
-    for await (const s of mergedDigests(this.io, merged, { ...this.mergeOptions(), deep })) checkOut.addDigest(s.digest[0], s.digest[1], s.rows);
+    const options = { ...this.mergeOptions(), deep, ...(this.pool ? { rewalker: this.pool } : {}) };
+    for await (const s of mergedDigests(this.io, merged, options)) checkOut.addDigest(s.digest[0], s.digest[1], s.rows);
+  }
+
+  /** Gives back its merge workers (whatever happened); safe to call more than once. */
+  async close(): Promise<void> {
+    await this.pool?.close();
   }
 
   /** Deletes every file this copy started (best effort). */

@@ -4,11 +4,12 @@
  * on the rewriter's thread (writeMergedParts); each output row group, once its sources are read, goes
  * to a worker (merge-worker.ts), which decompresses, drops deleted rows, joins and recompresses its
  * pages and takes the proof's digests with buildRowGroup, the function this thread runs without a
- * pool. Results come back in the order asked, so the file is the same bytes either way.
+ * pool. Results come back in the order asked, so the file is the same bytes either way. The proof's
+ * deep walks of re-read row groups (rewalk) go to the workers too.
  *
- * Memory: a task holds a copy of its sources' bytes (transferred to the worker) and its output
- * (transferred back); writeMergedParts keeps at most `inFlight` tasks or `inFlightBytes` of sources
- * out at once. Errors thrown in a worker arrive as the same class with the same message and path
+ * Memory: a task holds a copy of its bytes (transferred to the worker, and back with the answer to
+ * be used again: fresh memory costs a page fault per 4 KiB) and its output (transferred back);
+ * writeMergedParts keeps at most `inFlight` tasks or `inFlightBytes` of sources out at once. Errors thrown in a worker arrive as the same class with the same message and path
  * (lib/errors.ts errorToJson); a worker that dies fails every task it held. `close` terminates every
  * worker, whatever happened.
  */
@@ -17,7 +18,9 @@ import { errorFromJson, errorToJson, IllegalStateError, InvalidArgumentError, ty
 import type { TableMetadata } from '../iceberg/table-metadata.js';
 import { zstdCodec, type ZstdCodec } from '../parquet/compression-codec.js';
 import { digestHasher, type DigestHasher } from '../parquet/digest.js';
-import { buildRowGroup, type BuiltRowGroup, type RowGroupBuilder, type RowGroupShape, type SourceGroup } from '../parquet/row-group-merge.js';
+import {
+  buildRowGroup, rewalk, type BuiltRowGroup, type Rewalker, type RewalkJob, type RowGroupBuilder, type RowGroupShape, type SourceGroup,
+} from '../parquet/row-group-merge.js';
 import {
   decodeHost, DECODE_WORKERS_PROPERTY, GROUP_MEMORY_GOAL, MAX_DEFAULT_DECODE_WORKERS, MIN_POOL_DECODE_BYTES, REWRITER_MEMORY, workersAsked,
   type DecodeHost,
@@ -34,24 +37,21 @@ const MERGE_WORKER_MEMORY = 48 * MiB;
 
 /** A source row group as it crosses to a worker: its chunks' bytes are in the task's buffer, in order. */
 export interface SourceSent extends Omit<SourceGroup, 'bytes' | 'pages'> {
-  /** Bytes of each column chunk, at consecutive offsets of the task's buffer. */
+  /** Bytes of each column chunk, at consecutive offsets of the task's buffer from 0. */
   readonly lengths: readonly number[];
 }
 
-/** Messages to a worker. */
-export type ToMergeWorker = {
-  readonly type: 'task';
-  readonly id: number;
-  readonly shape: RowGroupShape;
-  readonly groups: readonly SourceSent[];
-  readonly buffer: ArrayBuffer;
-};
+/** Messages to a worker: a row group to build, or a re-read one to walk (its chunks in the buffer likewise). */
+export type ToMergeWorker =
+  | { readonly type: 'build'; readonly id: number; readonly shape: RowGroupShape; readonly groups: readonly SourceSent[]; readonly buffer: ArrayBuffer }
+  | { readonly type: 'rewalk'; readonly id: number; readonly job: Omit<RewalkJob, 'bytes'>; readonly lengths: readonly number[]; readonly buffer: ArrayBuffer };
 
-/** Messages from a worker. */
+/** Messages from a worker; every answer to a task gives its buffer back. */
 export type FromMergeWorker =
   | { readonly type: 'ready' }
-  | { readonly type: 'built'; readonly id: number; readonly built: BuiltRowGroup }
-  | { readonly type: 'error'; readonly id: number; readonly error: ErrorJson };
+  | { readonly type: 'built'; readonly id: number; readonly built: BuiltRowGroup; readonly buffer: ArrayBuffer }
+  | { readonly type: 'walked'; readonly id: number; readonly buffer: ArrayBuffer }
+  | { readonly type: 'error'; readonly id: number; readonly error: ErrorJson; readonly buffer: ArrayBuffer };
 
 /**
  * Merge workers for one group: `explicit` (an option, else the table property
@@ -76,7 +76,7 @@ export function mergeWorkerCount(
 }
 
 interface Task {
-  readonly resolve: (built: BuiltRowGroup) => void;
+  readonly answer: (m: Exclude<FromMergeWorker, { type: 'ready' }>) => void;
   readonly reject: (e: Error) => void;
 }
 
@@ -110,8 +110,7 @@ class MergeThread {
       }
       const task = this.tasks.get(m.id);
       this.tasks.delete(m.id);
-      if (m.type === 'built') task?.resolve(m.built);
-      else task?.reject(errorFromJson(m.error));
+      task?.answer(m);
     });
     this.thread.on('error', (e) => this.die(e));
     this.thread.on('exit', (code) => this.die(new IllegalStateError(`a merge worker stopped (exit code ${code})`)));
@@ -139,7 +138,12 @@ const idle: MergeThread[] = [];
 /** This thread, as a builder the proof tracks like a worker (its own codec contexts). */
 const HERE = Symbol('this thread');
 
-export class MergePool implements RowGroupBuilder {
+/** Buffers kept for the next task's bytes, at most. */
+const SPARE_BUFFERS = 2 * TASKS_PER_WORKER * MAX_DEFAULT_DECODE_WORKERS;
+/** Buffers the workers gave back, kept across groups as the threads are. */
+const spare: ArrayBuffer[] = [];
+
+export class MergePool implements RowGroupBuilder, Rewalker {
   readonly inFlight: number;
   readonly inFlightBytes: number;
   private readonly workers: MergeThread[] = [];
@@ -192,35 +196,83 @@ export class MergePool implements RowGroupBuilder {
    * modules), on this thread rather than wait.
    */
   async build(shape: RowGroupShape, groups: readonly SourceGroup[]): Promise<BuiltRowGroup> {
-    if (this.closed) throw new IllegalStateError('the merge pool is closed');
-    if (this.workers.length === 0) this.take();
-    let w: MergeThread | undefined;
-    for (const x of this.workers) if (x.ready && !x.dead && (w === undefined || x.tasks.size < w.tasks.size)) w = x;
+    const w = this.pick();
     let seen = this.builtFor.get(shape);
     if (!seen) this.builtFor.set(shape, (seen = new Set()));
     const fresh = !seen.has(w ?? HERE);
     seen.add(w ?? HERE);
     if (w === undefined) {
-      this.here ??= { zstd: zstdCodec(), hasher: digestHasher() };
-      return { ...buildRowGroup(shape, groups, this.here.zstd, await this.here.hasher), fresh };
+      const here = this.hereCodecs();
+      return { ...buildRowGroup(shape, groups, here.zstd, await here.hasher), fresh };
     }
+    const { buffer } = this.pack(groups.flatMap((g) => g.bytes));
+    const sent: SourceSent[] = groups.map((g) => ({
+      path: g.path, rowGroup: g.rowGroup, rows: g.rows, deleted: g.deleted, metas: g.metas, lengths: g.bytes.map((b) => b.length),
+    }));
+    const m = await this.send(w, (id) => ({ type: 'build', id, shape, groups: sent, buffer }), buffer);
+    if (m.type !== 'built') throw new IllegalStateError(`a merge worker answered a row group with ${m.type}`);
+    return { ...m.built, fresh };
+  }
+
+  /** The proof's deep walk of a re-read row group (rewalk), on a ready worker, else here. */
+  async rewalk(job: RewalkJob): Promise<void> {
+    const w = this.pick();
+    if (w === undefined) {
+      const here = this.hereCodecs();
+      rewalk(job, here.zstd, await here.hasher);
+      return;
+    }
+    const { buffer } = this.pack(job.bytes);
+    const plain: Omit<RewalkJob, 'bytes'> = {
+      leaves: job.leaves, codecs: job.codecs, signature: job.signature,
+      segments: job.segments.map((s) => ({ rows: s.rows, modes: s.modes, pages: s.pages, written: s.written })),
+    };
+    const m = await this.send(w, (id) => ({ type: 'rewalk', id, job: plain, lengths: job.bytes.map((b) => b.length), buffer }), buffer);
+    if (m.type !== 'walked') throw new IllegalStateError(`a merge worker answered a walk with ${m.type}`);
+  }
+
+  /** The ready worker with the fewest tasks in hand; none ready yet: undefined (this thread does it). */
+  private pick(): MergeThread | undefined {
+    if (this.closed) throw new IllegalStateError('the merge pool is closed');
+    if (this.workers.length === 0) this.take();
+    let w: MergeThread | undefined;
+    for (const x of this.workers) if (x.ready && !x.dead && (w === undefined || x.tasks.size < w.tasks.size)) w = x;
+    return w;
+  }
+
+  private hereCodecs(): { zstd: ZstdCodec | undefined; hasher: Promise<DigestHasher> } {
+    return (this.here ??= { zstd: zstdCodec(), hasher: digestHasher() });
+  }
+
+  /** `chunks` copied one after another into a buffer (a spare one large enough, else a new one). */
+  private pack(chunks: readonly Uint8Array[]): { buffer: ArrayBuffer } {
     let total = 0;
-    for (const g of groups) for (const b of g.bytes) total += b.length;
-    const buffer = new ArrayBuffer(total);
+    for (const b of chunks) total += b.length;
+    const i = spare.findIndex((b) => b.byteLength >= total);
+    // A new one with room to spare: the next row group is rarely the same size.
+    const buffer = i >= 0 ? spare.splice(i, 1)[0] : new ArrayBuffer(Math.ceil(total * 1.25));
     const into = new Uint8Array(buffer);
     let at = 0;
-    const sent: SourceSent[] = groups.map((g) => {
-      for (const b of g.bytes) {
-        into.set(b, at);
-        at += b.length;
-      }
-      return { path: g.path, rowGroup: g.rowGroup, rows: g.rows, deleted: g.deleted, metas: g.metas, lengths: g.bytes.map((b) => b.length) };
-    });
+    for (const b of chunks) {
+      into.set(b, at);
+      at += b.length;
+    }
+    return { buffer };
+  }
+
+  /** Sends the message `make` builds to `w` with `buffer` transferred; resolves with the answer, its buffer kept as a spare. */
+  private send(w: MergeThread, make: (id: number) => ToMergeWorker, buffer: ArrayBuffer): Promise<Exclude<FromMergeWorker, { type: 'ready' | 'error' }>> {
     const id = this.nextId++;
-    const thread = w;
-    return new Promise<BuiltRowGroup>((resolve, reject) => {
-      thread.tasks.set(id, { resolve: (built) => resolve({ ...built, fresh }), reject });
-      thread.thread.postMessage({ type: 'task', id, shape, groups: sent, buffer } satisfies ToMergeWorker, [buffer]);
+    return new Promise((resolve, reject) => {
+      w.tasks.set(id, {
+        answer: (m) => {
+          if (spare.length < SPARE_BUFFERS) spare.push(m.buffer);
+          if (m.type === 'error') reject(errorFromJson(m.error));
+          else resolve(m);
+        },
+        reject,
+      });
+      w.thread.postMessage(make(id), [buffer]);
     });
   }
 
@@ -253,7 +305,7 @@ export class MergePool implements RowGroupBuilder {
   }
 }
 
-/** A worker's error as it crosses back (lib/errors.ts). */
-export function builtError(id: number, e: unknown): FromMergeWorker {
-  return { type: 'error', id, error: errorToJson(e) };
+/** A worker's error as it crosses back (lib/errors.ts), with the task's buffer. */
+export function taskError(id: number, e: unknown, buffer: ArrayBuffer): FromMergeWorker {
+  return { type: 'error', id, error: errorToJson(e), buffer };
 }

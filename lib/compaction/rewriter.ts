@@ -227,6 +227,7 @@ export async function rewriteGroup(
     throw e;
   } finally {
     await pool?.close();
+    await copy?.close();
     inputs?.close();
     await sorter?.cleanup();
   }

@@ -55,7 +55,7 @@ import {
   chunkSpans, damaged, DEFAULT_COPY_READ_BYTES, edit, fileTail, OUTPUT_PART_BYTES, OUTPUT_PARTS_IN_FLIGHT, partBytes, readChunks, rereadBatches, rereadChunks, schemaSignature, type RereadGroup,
   type ChunkFault, type ChunkSpan, type CopyPart, type CopyReads, type CopySource, type CopyTemplate, type HeldBytes,
 } from './chunk-copy.js';
-import { zstdContentSize, type ZstdCodec } from './compression-codec.js';
+import { DEFAULT_ZSTD_LEVEL, zstdContentSize, type ZstdCodec } from './compression-codec.js';
 import { dictionaryUnion, fingerprints, type PlainValues } from './dictionary-union.js';
 import { digestHasher, type Digest, type DigestHash, type DigestHasher } from './digest.js';
 import { Codec, decodeFooter, leafColumns, PARQUET_MAGIC_BYTES, PhysicalType, readFooter, schemaTree, splitOffsets, type ParquetFooter } from './footer.js';
@@ -2048,13 +2048,32 @@ function segmentDigests(
  * `deep` re-reads (each output's first row group in ChunkCopy.prove; every one in tests) throw
  * unless they are the digests the writer took before compressing.
  */
-function rewalkedDigests(
-  hasher: DigestHasher, leaves: readonly Leaf[], spans: readonly ChunkSpan[], signature: string, segments: readonly MergedSegment[],
-  bytes: readonly Uint8Array[], options: Pick<MergeOptions, 'zstd' | 'level'>,
-): Digest[] {
-  const hashes = segments.map((s) => segmentHash(hasher, s.rows, signature));
+/** A re-read row group to decompress and walk again (rewalk): plain data, the same on this thread and on a merge worker. */
+export interface RewalkJob {
+  readonly leaves: readonly Leaf[];
+  /** Per column, its codec (parquet-format Codec). */
+  readonly codecs: readonly number[];
+  readonly signature: string;
+  readonly segments: readonly Pick<MergedSegment, 'rows' | 'modes' | 'pages' | 'written'>[];
+  /** Per column, its chunk as re-read. */
+  readonly bytes: readonly Uint8Array[];
+}
+
+/** Runs rewalk jobs elsewhere (merge-pool.ts); rejects as rewalk throws. */
+export interface Rewalker {
+  rewalk(job: RewalkJob): Promise<void>;
+}
+
+/**
+ * Decompresses and walks the pages of a re-read row group as the writer walked them before
+ * compressing; throws unless each segment's digest is the one it took (`written`).
+ */
+export function rewalk(job: RewalkJob, zstd: ZstdCodec | undefined, hasher: DigestHasher): void {
+  const { leaves, segments, bytes } = job;
+  const hashes = segments.map((s) => segmentHash(hasher, s.rows, job.signature));
   leaves.forEach((leaf, k) => {
-    const codec = pageCodec(typedNumber(typedField(spans[k].meta, 4)), options.zstd, options.level);
+    // Decompressing only: the level is the writer's business.
+    const codec = pageCodec(job.codecs[k], zstd, DEFAULT_ZSTD_LEVEL);
     const chunk = bytes[k];
     const pages = readPages(chunk, 0, chunk.length);
     let dict: PlainValues | undefined;
@@ -2090,12 +2109,11 @@ function rewalkedDigests(
     });
     if (next !== pages.length) throw new RleError(`column ${k} has ${pages.length - next} pages past its segments`);
   });
-  const out = hashes.map((h) => h.digest());
-  out.forEach((d, i) => {
+  hashes.forEach((h, i) => {
+    const d = h.digest();
     const w = segments[i].written;
     if (d[0] !== w[0] || d[1] !== w[1]) throw new RleError(`segment ${i} decompressed and walked is not the segment the writer walked before compressing`);
   });
-  return out;
 }
 
 /**
@@ -2109,9 +2127,11 @@ export async function* mergedDigests(
   options: Pick<MergeOptions, 'writeSchema' | 'zstd' | 'level' | 'reads' | 'stats'> & {
     /**
      * Also decompress and walk the pages of every row group (true) or of those it names (by file and
-     * row group index), and throw unless that gives the digests the writer took (rewalkedDigests).
+     * row group index), and throw unless that gives the digests the writer took (rewalk).
      */
     readonly deep?: boolean | ((path: string, rowGroup: number) => boolean);
+    /** Where those walks run (default: here, as each row group arrives); all are awaited before the last digest. */
+    readonly rewalker?: Rewalker;
   },
 ): AsyncGenerator<RereadSegment> {
   interface Group extends RereadGroup {
@@ -2133,17 +2153,34 @@ export async function* mergedDigests(
     });
   }
   const window: ReadWindowOptions = { ...options.reads, bytes: options.reads?.bytes ?? DEFAULT_COPY_READ_BYTES, ordered: false };
+  const fault = (g: Group) => (e: unknown): never => {
+    throw fileFault(g.input.path, e, `row group ${g.index} re-read for the proof`);
+  };
+  const elsewhere: Promise<void>[] = [];
+  let last: RereadSegment | undefined;
   for await (const { item: batch, value } of readWindow(rereadBatches(groups, options.reads?.requestBytes), (x) => x.bytes, rereadChunks, window, options.stats)) {
     for (const [k, g] of batch.groups.entries()) {
       let digests: Digest[];
       try {
         digests = segmentDigests(hasher, g.leaves, g.spans, g.segments, value[k], g.rows);
         const deep = typeof options.deep === 'function' ? options.deep(g.input.path, g.index) : options.deep === true;
-        if (deep) rewalkedDigests(hasher, g.leaves, g.spans, g.signature, g.segments, value[k], options);
+        const job: RewalkJob = { leaves: g.leaves, codecs: g.spans.map((s) => typedNumber(typedField(s.meta, 4))), signature: g.signature, segments: g.segments, bytes: value[k] };
+        if (deep && options.rewalker) {
+          const walked = options.rewalker.rewalk(job).catch(fault(g));
+          // Awaited below; a failure before then must not go unhandled.
+          walked.catch(() => undefined);
+          elsewhere.push(walked);
+        } else if (deep) rewalk(job, options.zstd, hasher);
       } catch (e) {
-        throw fileFault(g.input.path, e, `row group ${g.index} re-read for the proof`);
+        fault(g)(e);
       }
-      for (const [i, d] of digests.entries()) yield { path: g.input.path, rows: g.segments[i].rows, digest: d };
+      // One digest held back: the caller has the last only once every walk elsewhere passed.
+      for (const [i, d] of digests!.entries()) {
+        if (last) yield last;
+        last = { path: g.input.path, rows: g.segments[i].rows, digest: d };
+      }
     }
   }
+  for (const walked of elsewhere) await walked;
+  if (last) yield last;
 }

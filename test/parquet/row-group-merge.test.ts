@@ -343,6 +343,35 @@ describe('row-group merge with its row groups built on worker threads (merge-poo
     expect(MergePool.idleThreads).toBe(3);
   });
 
+  it('the proof\'s deep walk on the workers: what passes here passes there; a compressor that does not give back what it took fails, naming the row group', async () => {
+    await MergePool.prestart(2);
+    const pool = MergePool.start(2);
+    try {
+      const paths = variant('v1-zstd-dict', 4, 1500);
+      const good = await merge(paths);
+      const files = (f: MergedFile) => [{ path: f.path, length: f.fileSizeInBytes, rowGroups: f.rowGroups }];
+      const walked: string[] = [];
+      for await (const s of mergedDigests(io, files(good.file), { ...OPTIONS, deep: true, rewalker: pool })) walked.push(`${s.rows}:${s.digest.join(':')}`);
+      expect(walked.sort()).toEqual(written(good.file));
+      const faulty = {
+        ...zstd!,
+        compress: (data: Uint8Array, level: number): Uint8Array => {
+          const bent = Uint8Array.from(data);
+          bent[bent.length - 1] ^= 0x01;
+          return zstd!.compress(bent, level);
+        },
+      };
+      const { file } = await merge(paths, { zstd: faulty });
+      const deep = async (): Promise<void> => {
+        for await (const s of mergedDigests(io, files(file), { ...OPTIONS, deep: (_path, rowGroup) => rowGroup === 1, rewalker: pool })) void s;
+      };
+      await expect(deep()).rejects.toThrow(InvalidFileError);
+      await expect(deep()).rejects.toThrow(/row group 1 re-read for the proof: /);
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('names the source a damaged page is in, as this thread does; a closed pool builds nothing', async () => {
     const paths = await withDamagedPage(variant('v1-zstd-dict', 3, 600));
     const pool = MergePool.start(2);
