@@ -31,9 +31,19 @@ const MiB = 2 ** 20;
 /** Tasks a worker holds at once: the next one waits there while it builds one. */
 const TASKS_PER_WORKER = 2;
 /** Sources' bytes out at once, across the workers, beyond the one task always let through. */
-export const DEFAULT_IN_FLIGHT_BYTES = 256 * MiB;
-/** A merge worker's memory besides its tasks' bytes: its isolate, codec contexts, digest module and page buffers. */
-const MERGE_WORKER_MEMORY = 48 * MiB;
+export const DEFAULT_IN_FLIGHT_BYTES = 128 * MiB;
+/**
+ * A merge worker's memory besides its tasks' bytes: its isolate and modules, codec contexts, digest module
+ * and page buffers (BENCHMARKS.md, "Merged row groups on worker threads": 125-250 MiB each from the sources
+ * through tsx, whose loader and source maps each worker carries; less from the Lambda bundle).
+ */
+const MERGE_WORKER_MEMORY = 128 * MiB;
+/**
+ * Uploads with workers: the CPU no longer hides them, and each output's last part is waited for whole.
+ * Eight parts of 32 MiB hold what two of 128 MiB do (OUTPUT_PART_BYTES) and wait a quarter as long at
+ * the end, for ~18 more PUTs per GB ($0.00009): worth it where a second costs a 10,240 MB Lambda's.
+ */
+const UPLOAD = { partBytes: 32 * MiB, partsInFlight: 8 } as const;
 
 /** A source row group as it crosses to a worker: its chunks' bytes are in the task's buffer, in order. */
 export interface SourceSent extends Omit<SourceGroup, 'bytes' | 'pages'> {
@@ -146,6 +156,7 @@ const spare: ArrayBuffer[] = [];
 export class MergePool implements RowGroupBuilder, Rewalker {
   readonly inFlight: number;
   readonly inFlightBytes: number;
+  readonly upload = UPLOAD;
   private readonly workers: MergeThread[] = [];
   private nextId = 0;
   private closed = false;

@@ -863,6 +863,8 @@ export interface RowGroupBuilder {
   readonly inFlight: number;
   /** And at most this many bytes of sources (one row group always goes). */
   readonly inFlightBytes: number;
+  /** How the file is uploaded (default OUTPUT_PART_BYTES, OUTPUT_PARTS_IN_FLIGHT). */
+  readonly upload?: { readonly partBytes: number; readonly partsInFlight: number };
   build(shape: RowGroupShape, groups: readonly SourceGroup[]): Promise<BuiltRowGroup>;
 }
 
@@ -1943,7 +1945,7 @@ export async function writeMergedParts(
     yield tail.bytes;
   }
 
-  await io.write(path, content(), { partBytes: OUTPUT_PART_BYTES, partsInFlight: OUTPUT_PARTS_IN_FLIGHT });
+  await io.write(path, content(), builder?.upload ?? { partBytes: OUTPUT_PART_BYTES, partsInFlight: OUTPUT_PARTS_IN_FLIGHT });
   const parsed = decodeFooter(footer!);
   return {
     path, fileSizeInBytes: at, recordCount: rows, splitOffsets: splitOffsets(parsed), footer: parsed, footerBytes: footer!,

@@ -110,6 +110,16 @@ async function withDamagedPage(paths: string[]): Promise<string[]> {
   return paths;
 }
 
+/** Each page compressed with its last byte flipped: the writer walked the page as it was. */
+const FAULTY = {
+  ...zstd!,
+  compress: (data: Uint8Array, level: number): Uint8Array => {
+    const bent = Uint8Array.from(data);
+    bent[bent.length - 1] ^= 0x01;
+    return zstd!.compress(bent, level);
+  },
+};
+
 const written = (file: MergedFile): string[] => file.rowGroups.flat().map((s) => `${s.rows}:${s.digest.join(':')}`).sort();
 
 describe('row-group merge of pyarrow-written files', () => {
@@ -168,16 +178,7 @@ describe('row-group merge of pyarrow-written files', () => {
 
   it('a compressor that does not give back what it took: the re-read alone passes it, the deep walk of the row groups it names does not', async () => {
     const paths = variant('v1-zstd-dict', 4, 1500);
-    // Each page compressed with its last byte flipped: the writer walked the page as it was.
-    const faulty = {
-      ...zstd!,
-      compress: (data: Uint8Array, level: number): Uint8Array => {
-        const bent = Uint8Array.from(data);
-        bent[bent.length - 1] ^= 0x01;
-        return zstd!.compress(bent, level);
-      },
-    };
-    const { file } = await merge(paths, { zstd: faulty });
+    const { file } = await merge(paths, { zstd: FAULTY });
     const files = [{ path: file.path, length: file.fileSizeInBytes, rowGroups: file.rowGroups }];
     const plain: string[] = [];
     for await (const s of mergedDigests(io, files, OPTIONS)) plain.push(`${s.rows}:${s.digest.join(':')}`);
@@ -353,15 +354,7 @@ describe('row-group merge with its row groups built on worker threads (merge-poo
       const walked: string[] = [];
       for await (const s of mergedDigests(io, files(good.file), { ...OPTIONS, deep: true, rewalker: pool })) walked.push(`${s.rows}:${s.digest.join(':')}`);
       expect(walked.sort()).toEqual(written(good.file));
-      const faulty = {
-        ...zstd!,
-        compress: (data: Uint8Array, level: number): Uint8Array => {
-          const bent = Uint8Array.from(data);
-          bent[bent.length - 1] ^= 0x01;
-          return zstd!.compress(bent, level);
-        },
-      };
-      const { file } = await merge(paths, { zstd: faulty });
+      const { file } = await merge(paths, { zstd: FAULTY });
       const deep = async (): Promise<void> => {
         for await (const s of mergedDigests(io, files(file), { ...OPTIONS, deep: (_path, rowGroup) => rowGroup === 1, rewalker: pool })) void s;
       };
