@@ -114,6 +114,8 @@ export interface DecodeHost {
   readonly vcpus: number;
   /** Bytes of memory the process may use. */
   readonly memoryBytes: number;
+  /** That memory is the process's alone (a Lambda function's, as configured), not a machine's it shares. */
+  readonly dedicated?: boolean;
 }
 
 /** What a group asks of decode workers. */
@@ -186,7 +188,8 @@ export function largestRowGroupBytes(files: readonly { readonly fileSizeInBytes:
 /** This process's vCPUs (vcpus()) and memory: on Lambda its configured memory, else the machine's. */
 export function decodeHost(): DecodeHost {
   const lambdaMb = Number(process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE);
-  return { vcpus: vcpus(), memoryBytes: Number.isFinite(lambdaMb) && lambdaMb > 0 ? lambdaMb * MiB : totalmem() };
+  const lambda = Number.isFinite(lambdaMb) && lambdaMb > 0;
+  return { vcpus: vcpus(), memoryBytes: lambda ? lambdaMb * MiB : totalmem(), dedicated: lambda };
 }
 
 /** Workers asked for: `explicit` when given, else the table property `property`; refused unless a whole number >= 0. */

@@ -22,7 +22,7 @@ import {
   buildRowGroup, rewalk, type BuiltRowGroup, type Rewalker, type RewalkJob, type RowGroupBuilder, type RowGroupShape, type SourceGroup,
 } from '../parquet/row-group-merge.js';
 import {
-  decodeHost, DECODE_WORKERS_PROPERTY, GROUP_MEMORY_GOAL, MAX_DEFAULT_DECODE_WORKERS, MIN_POOL_DECODE_BYTES, REWRITER_MEMORY, workersAsked,
+  decodeHost, DECODE_WORKERS_PROPERTY, GROUP_MEMORY_GOAL, MAX_DEFAULT_DECODE_WORKERS, MIN_POOL_DECODE_BYTES, workersAsked,
   type DecodeHost,
 } from './decode-pool.js';
 import { workerStart } from './worker-start.js';
@@ -34,10 +34,12 @@ const TASKS_PER_WORKER = 2;
 export const DEFAULT_IN_FLIGHT_BYTES = 128 * MiB;
 /**
  * A merge worker's memory besides its tasks' bytes: its isolate and modules, codec contexts, digest module
- * and page buffers (BENCHMARKS.md, "Merged row groups on worker threads": 125-250 MiB each from the sources
- * through tsx, whose loader and source maps each worker carries; less from the Lambda bundle).
+ * and page buffers (BENCHMARKS.md, "Merged row groups on worker threads": ~160 MiB each measured on a 700 MiB
+ * group from the sources through tsx, whose loader and source maps each worker carries).
  */
-const MERGE_WORKER_MEMORY = 128 * MiB;
+const MERGE_WORKER_MEMORY = 160 * MiB;
+/** The rewriter's own thread merging a 700 MiB group with S3 part buffers (the same section: 0.96-1.12 GiB peak). */
+const MERGE_REWRITER_MEMORY = 1152 * MiB;
 /**
  * Uploads with workers: the CPU no longer hides them, and each output's last part is waited for whole.
  * Eight parts of 32 MiB hold what two of 128 MiB do (OUTPUT_PART_BYTES) and wait a quarter as long at
@@ -67,8 +69,10 @@ export type FromMergeWorker =
  * Merge workers for one group: `explicit` (an option, else the table property
  * `packice.rewrite.decode-workers`, which counts a rewrite's worker threads whatever they do) when
  * given, else one fewer than the vCPUs, at most 5, none for less than 8 MiB to merge, never more
- * than `autoCap`, nor than the group's memory budget holds beside the rewriter's own thread and the
- * tasks' bytes (the sources out, DEFAULT_IN_FLIGHT_BYTES, and as much again of outputs).
+ * than `autoCap`, nor than the memory budget holds beside the rewriter's own thread and the tasks'
+ * bytes (the sources out, DEFAULT_IN_FLIGHT_BYTES, and as much again of outputs). The budget is 80 %
+ * of a Lambda function's memory (its own, configured for it: a 10,240 MB one takes five), else the
+ * group's 1.5 GiB goal (a machine others share, where `compact` runs groups side by side): none there.
  */
 export function mergeWorkerCount(
   explicit: number | undefined,
@@ -80,8 +84,8 @@ export function mergeWorkerCount(
   const asked = workersAsked(explicit, metadata, DECODE_WORKERS_PROPERTY);
   if (asked !== undefined) return asked;
   if (mergeBytes < MIN_POOL_DECODE_BYTES) return 0;
-  const budget = Math.min(GROUP_MEMORY_GOAL, 0.8 * host.memoryBytes);
-  const fit = Math.floor((budget - REWRITER_MEMORY - 2 * DEFAULT_IN_FLIGHT_BYTES) / MERGE_WORKER_MEMORY);
+  const budget = host.dedicated === true ? 0.8 * host.memoryBytes : Math.min(GROUP_MEMORY_GOAL, 0.8 * host.memoryBytes);
+  const fit = Math.floor((budget - MERGE_REWRITER_MEMORY - 2 * DEFAULT_IN_FLIGHT_BYTES) / MERGE_WORKER_MEMORY);
   return Math.max(0, Math.min(host.vcpus - 1, MAX_DEFAULT_DECODE_WORKERS, autoCap, fit));
 }
 

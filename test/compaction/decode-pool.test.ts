@@ -6,6 +6,7 @@ import { readCompactionMap } from '../../lib/compaction/compaction-map.js';
 import {
   DecodePool, decodeHost, decodeWorkerCount, DECODE_WORKERS_PROPERTY, largestRowGroupBytes, MIN_POOL_DECODE_BYTES, workersInBudget,
 } from '../../lib/compaction/decode-pool.js';
+import { mergeWorkerCount } from '../../lib/compaction/merge-pool.js';
 import type { GroupResult, Plan } from '../../lib/compaction/messages.js';
 import { rewriteGroup } from '../../lib/compaction/rewriter.js';
 import { InvalidArgumentError, InvalidFileError } from '../../lib/errors.js';
@@ -199,6 +200,25 @@ describe('DecodePool', () => {
   });
 });
 
+describe('mergeWorkerCount', () => {
+  const m = { location: '/t', properties: {} } as unknown as TableMetadata;
+  const MiB = 2 ** 20;
+  const big = MIN_POOL_DECODE_BYTES;
+
+  it('on a Lambda of 10,240 MB five, of 3,538 MB one, of 1,769 MB none; on a shared machine none (the 1.5 GiB group goal); an option or the property wins', () => {
+    expect(mergeWorkerCount(undefined, m, 700 * MiB, 5, { vcpus: 6, memoryBytes: 10240 * MiB, dedicated: true })).toBe(5);
+    expect(mergeWorkerCount(undefined, m, 700 * MiB, 5, { vcpus: 2, memoryBytes: 3538 * MiB, dedicated: true })).toBe(1);
+    expect(mergeWorkerCount(undefined, m, 700 * MiB, 5, { vcpus: 1, memoryBytes: 1769 * MiB, dedicated: true })).toBe(0);
+    expect(mergeWorkerCount(undefined, m, 700 * MiB, 5, { vcpus: 16, memoryBytes: 64 * 1024 * MiB })).toBe(0);
+    // Little to merge; the local runner's cap.
+    expect(mergeWorkerCount(undefined, m, big - 1, 5, { vcpus: 6, memoryBytes: 10240 * MiB, dedicated: true })).toBe(0);
+    expect(mergeWorkerCount(undefined, m, 700 * MiB, 2, { vcpus: 6, memoryBytes: 10240 * MiB, dedicated: true })).toBe(2);
+    expect(mergeWorkerCount(3, m, 0, 0)).toBe(3);
+    expect(mergeWorkerCount(undefined, { ...m, properties: { [DECODE_WORKERS_PROPERTY]: '2' } }, 0)).toBe(2);
+    expect(() => mergeWorkerCount(undefined, { ...m, properties: { [DECODE_WORKERS_PROPERTY]: 'x' } }, 0)).toThrow(InvalidArgumentError);
+  });
+});
+
 describe('decodeWorkerCount', () => {
   const env = savedEnv(['AWS_LAMBDA_FUNCTION_MEMORY_SIZE']);
   afterEach(() => env.restore());
@@ -252,7 +272,7 @@ describe('decodeWorkerCount', () => {
 
   it('on Lambda, the host is the vCPUs its memory buys (1,769 MB each) and its memory', () => {
     process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE = '1769';
-    expect(decodeHost()).toEqual({ vcpus: 1, memoryBytes: 1769 * MiB });
+    expect(decodeHost()).toEqual({ vcpus: 1, memoryBytes: 1769 * MiB, dedicated: true });
     expect(decodeWorkerCount(undefined, m, load(100, big))).toBe(0);
     process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE = '10240';
     // This machine's own cores bound it too.
