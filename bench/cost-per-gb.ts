@@ -39,7 +39,13 @@
  * Connection set-up and 100-continue exchanges (the SDK opens a connection of its own for each PUT
  * body of 2 MiB or more) cost loopback time only. The tables are still copied to moto directly.
  *
- *   [BASE=<another checkout>] [LINK=model|measured] npx tsx bench/cost-per-gb.ts [rounds=3] [--append [small,copy,deletes,eqdeletes]]
+ *   [BASE=<another checkout>] [LINK=model|measured] [WORKERS=n] npx tsx bench/cost-per-gb.ts [rounds=3] [--append [small,copy,deletes,eqdeletes]]
+ *
+ * WORKERS=n (default 0) rewrites with n worker threads (the rewriter's decodeWorkers: merge and decode workers)
+ * and prices the 10,240 MB rows from that run: wall time on six vCPUs projected as the larger of the main
+ * thread's CPU and all threads' CPU ÷ 6, the S3 wait modelled on that time line. n = 1 on a 2-CPU machine (more
+ * crowd its cores and inflate the CPU); the 1,769 MB rows of such a run price all threads' CPU on one vCPU, where
+ * a Lambda would start no worker: take those from a WORKERS=0 run.
  *
  * With BASE (a checkout with node_modules, e.g. `git archive main` plus a node_modules link), each round
  * also runs that checkout's own `bench/cost-per-gb.ts --phase` on the same tables, interleaved with this
