@@ -1810,6 +1810,8 @@ export async function writeMergedParts(
   let last: CopySource | undefined;
   let leaves: Leaf[] = [];
   let shape: RowGroupShape | undefined;
+  // The codecs equality keys are probed with (on this thread: the rows to drop are known before a row group is built).
+  let probeCodecs: (PageCodec | undefined)[] = [];
   const written: MergedSegment[][] = [];
   const newGroups: TypedField[][] = [];
   let plainColumns = 0;
@@ -1908,6 +1910,7 @@ export async function writeMergedParts(
             leaves, codecs: chunkFacts(first).codecs, level: options.level, signature: template.signature, leafPaths: template.leafPaths,
             dictionaryBytes: options.dictionaryBytes, pageBytes: options.pageBytes, pageRows: options.pageRows,
           };
+          probeCodecs = shape.codecs.map((c) => pageCodec(c, options.zstd, options.level));
         } else if (part.source !== last && mergeKey(part.source) !== key) {
           throw new InvalidFileError(`${part.source.path} was written by another writer or codec than ${first.path}`, { path });
         }
@@ -1920,7 +1923,7 @@ export async function writeMergedParts(
         try {
           pages = bytes.map((b) => readPages(b, 0, b.length));
           deleted = part.keys !== undefined && part.keys.length > 0
-            ? probedDeletes(part, leaves, shape!.codecs.map((c) => pageCodec(c, options.zstd, options.level)), bytes, pages, numRows)
+            ? probedDeletes(part, leaves, probeCodecs, bytes, pages, numRows)
             : part.deleted !== undefined && part.deleted.length > 0 ? part.deleted : undefined;
         } catch (e) {
           throw fileFault(part.source.path, e, `row group ${part.rowGroup}`);
@@ -2044,12 +2047,6 @@ function segmentDigests(
   return segments.map((s) => s.written);
 }
 
-/**
- * The segments' digests recomputed from the chunks as re-read by decompressing every page and
- * walking it (what the proof did for every row group before the writer walked its pages itself):
- * `deep` re-reads (each output's first row group in ChunkCopy.prove; every one in tests) throw
- * unless they are the digests the writer took before compressing.
- */
 /** A re-read row group to decompress and walk again (rewalk): plain data, the same on this thread and on a merge worker. */
 export interface RewalkJob {
   readonly leaves: readonly Leaf[];
@@ -2067,8 +2064,11 @@ export interface Rewalker {
 }
 
 /**
- * Decompresses and walks the pages of a re-read row group as the writer walked them before
- * compressing; throws unless each segment's digest is the one it took (`written`).
+ * The segments' digests recomputed from a re-read row group by decompressing every page and
+ * walking it (what the proof did for every row group before the writer walked its pages itself);
+ * throws unless each is the digest the writer took before compressing (`written`). The `deep`
+ * re-reads of mergedDigests: each output's first row group and each merge worker's first of it
+ * in ChunkCopy.prove, every one in tests.
  */
 export function rewalk(job: RewalkJob, zstd: ZstdCodec | undefined, hasher: DigestHasher): void {
   const { leaves, segments, bytes } = job;
