@@ -20,7 +20,7 @@ import type { DeleteFileIndex } from '../lib/iceberg/delete-index.js';
 import type { ManifestFile } from '../lib/iceberg/manifest-list.js';
 import { ManifestDecodePool, planDecodeWorkerCount } from '../lib/compaction/plan-pool.js';
 import { runCompaction } from '../lib/pipeline/local-runner.js';
-import type { PhaseResult } from './report.js';
+import { mainThreadCpuS, type PhaseResult } from './report.js';
 
 function cpuSeconds(since: NodeJS.CpuUsage): number {
   const c = process.cpuUsage(since);
@@ -71,16 +71,6 @@ function threadCount(): number {
     return Number(/^Threads:\s+(\d+)/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 0);
   } catch {
     return 0;
-  }
-}
-
-/** CPU seconds of this process's main thread so far (Linux: /proc; undefined elsewhere). */
-function mainThreadCpuS(): number | undefined {
-  try {
-    const fields = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in clock ticks of 1/100 s
-  } catch {
-    return undefined;
   }
 }
 

@@ -79,7 +79,7 @@ import { buildDataTable } from './compaction-tables.js';
 import {
   costRows, measuredCostPerGb, putsPerGb, S3_LINK, s3TablesPerGb, s3WaitSeconds, type LambdaCost, type RequestTrace, type RewritePath,
 } from './lambda-cost.js';
-import { lambdaNodeFlags, loadAverage, machine, median, nodeChildArgs, REPO_ROOT, type PhaseResult } from './report.js';
+import { lambdaNodeFlags, loadAverage, machine, mainThreadCpuS, median, nodeChildArgs, REPO_ROOT, type PhaseResult } from './report.js';
 import { lateSeconds, linkStatsSince, startS3Link, type LinkStats } from './s3-link.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
@@ -154,15 +154,6 @@ const WORKERS = Number(process.env.WORKERS ?? 0);
 /** vCPUs of a 10,240 MB Lambda. */
 const LARGE_VCPUS = 6;
 
-/** CPU seconds of this process's main thread so far (Linux /proc: utime + stime in ticks of 1/100 s); NaN elsewhere. */
-function mainThreadCpuS(): number {
-  try {
-    const fields = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return NaN;
-  }
-}
 
 /** Child: one rewriteGroup of the table's one group on S3, its requests logged. */
 async function rewritePhase(location: string, endpoint: string): Promise<void> {
@@ -207,12 +198,12 @@ async function rewritePhase(location: string, endpoint: string): Promise<void> {
   );
   const t = performance.now();
   const c0 = process.cpuUsage();
-  const main0 = mainThreadCpuS();
+  const main0 = mainThreadCpuS() ?? NaN;
   // One thread, as on the one-vCPU 1,769 MB Lambda whose CPU time the figures price (workers add CPU-seconds),
   // unless WORKERS asks for worker threads, as a 10,240 MB one starts five.
   const result = await rewriteGroup(table.io, table.metadata, plan, group, { decodeWorkers: WORKERS });
   const c = process.cpuUsage(c0);
-  const mainCpuS = mainThreadCpuS() - main0;
+  const mainCpuS = (mainThreadCpuS() ?? NaN) - main0;
   sending = false;
   const wallS = (performance.now() - t) / 1000;
   const counts = counter.counts();

@@ -189,3 +189,13 @@ export function machineLines(m: Machine, extra: readonly string[], loadBefore: s
     `- **Date:** ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}`,
   ];
 }
+
+/** CPU seconds of this process's main thread so far (Linux: /proc; undefined elsewhere). */
+export function mainThreadCpuS(): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in clock ticks of 1/100 s
+  } catch {
+    return undefined;
+  }
+}

@@ -25,7 +25,7 @@ import {
   decodeHost, DECODE_WORKERS_PROPERTY, GROUP_MEMORY_GOAL, MAX_DEFAULT_DECODE_WORKERS, MIN_POOL_DECODE_BYTES, workersAsked,
   type DecodeHost,
 } from './decode-pool.js';
-import { workerStart } from './worker-start.js';
+import { prestartThreads, workerStart } from './worker-start.js';
 
 const MiB = 2 ** 20;
 /** Tasks a worker holds at once: the next one waits there while it builds one. */
@@ -183,16 +183,8 @@ export class MergePool implements RowGroupBuilder, Rewalker {
   }
 
   /** Starts idle worker threads until `count` are kept, and waits until they are ready (tests, benchmarks). */
-  static async prestart(count: number): Promise<void> {
-    while (idle.length < Math.min(count, MAX_DEFAULT_DECODE_WORKERS)) idle.push(new MergeThread());
-    // Referenced while starting (else nothing may keep the process alive to see them ready).
-    const starting = [...idle];
-    for (const w of starting) w.thread.ref();
-    try {
-      await Promise.all(starting.map((w) => w.started));
-    } finally {
-      for (const w of starting) if (idle.includes(w)) w.thread.unref();
-    }
+  static prestart(count: number): Promise<void> {
+    return prestartThreads(idle, count, MAX_DEFAULT_DECODE_WORKERS, () => new MergeThread());
   }
 
   /** Idle worker threads kept from earlier groups. */
@@ -221,9 +213,7 @@ export class MergePool implements RowGroupBuilder, Rewalker {
       return { ...buildRowGroup(shape, groups, here.zstd, await here.hasher), fresh };
     }
     const { buffer } = this.pack(groups.flatMap((g) => g.bytes));
-    const sent: SourceSent[] = groups.map((g) => ({
-      path: g.path, rowGroup: g.rowGroup, rows: g.rows, deleted: g.deleted, metas: g.metas, lengths: g.bytes.map((b) => b.length),
-    }));
+    const sent: SourceSent[] = groups.map(({ bytes, pages: _, ...g }) => ({ ...g, lengths: bytes.map((b) => b.length) }));
     const m = await this.send(w, (id) => ({ type: 'build', id, shape, groups: sent, buffer }), buffer);
     if (m.type !== 'built') throw new IllegalStateError(`a merge worker answered a row group with ${m.type}`);
     return { ...m.built, fresh };

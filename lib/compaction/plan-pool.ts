@@ -14,7 +14,7 @@ import type { ManifestFile } from '../iceberg/manifest-list.js';
 import type { DecodeColumns } from '../iceberg/scan-planning.js';
 import { currentSchema, specsById, type TableMetadata } from '../iceberg/table-metadata.js';
 import { vcpus, workersAsked } from './decode-pool.js';
-import { workerStart } from './worker-start.js';
+import { prestartThreads, workerStart } from './worker-start.js';
 
 /** Table property: worker threads decoding a plan's data manifests (0: on the planner's own thread). */
 export const PLAN_DECODE_WORKERS_PROPERTY = 'packice.plan.decode-workers';
@@ -152,16 +152,8 @@ export class ManifestDecodePool {
    * Starts idle worker threads until `count` are kept, and waits until they are ready: a process
    * that will plan (or a test of the workers' decode) pays their start before its first plan.
    */
-  static async prestart(count: number): Promise<void> {
-    while (idle.length < Math.min(count, MAX_DEFAULT_PLAN_WORKERS)) idle.push(new PlanThread());
-    // Referenced while starting (else nothing may keep the process alive to see them ready).
-    const starting = [...idle];
-    for (const w of starting) w.thread.ref();
-    try {
-      await Promise.all(starting.map((w) => w.started));
-    } finally {
-      for (const w of starting) if (w.owner === undefined) w.thread.unref();
-    }
+  static prestart(count: number): Promise<void> {
+    return prestartThreads(idle, count, MAX_DEFAULT_PLAN_WORKERS, () => new PlanThread());
   }
 
   /** Idle worker threads kept from earlier plans. */
