@@ -119,6 +119,8 @@ export type RewritePath = 'decode' | 'copy';
 const FOOTER_READS = 32;
 const PARTS_IN_FLIGHT = OUTPUT_PARTS_IN_FLIGHT;
 const COPY_WINDOW = { bytes: 64 * 2 ** 20, reads: 16 };
+/** The copy's and the merge's proof: lib/parquet/chunk-copy.ts PROOF_READ_BYTES, 16 reads. */
+const PROOF_WINDOW = { bytes: 256 * 2 ** 20, reads: 16 };
 const READ_AHEAD = { bytes: 64 * 2 ** 20, files: 16 };
 
 /**
@@ -214,8 +216,8 @@ function finalPartsSeconds(trace: RequestTrace, t: (bytes: number) => number): n
  *   (readAheadWaitSeconds, the trace's writeCpuS spread evenly over those reads), and the parts
  *   upload behind it (OUTPUT_PARTS_IN_FLIGHT at once): the write waits for the reads it outruns, for uploads only
  *   beyond the time it took, then for each output's last part and its multipart steps; the proof
- *   reads each output's footer in turn, then every row group of every output through one such
- *   window (handed over as they complete). A trace without writeCpuS (an older checkout's) waits
+ *   reads each output's footer in turn, then every row group of every output through a window of
+ *   its own (256 MiB, 16 reads, handed over as they complete). A trace without writeCpuS (an older checkout's) waits
  *   the longer of reading and uploading whole, as these did not say what they overlap.
  */
 export function s3WaitSeconds(trace: RequestTrace, path: RewritePath, cpuS: number, link: S3Link = S3_LINK): number {
@@ -229,7 +231,7 @@ export function s3WaitSeconds(trace: RequestTrace, path: RewritePath, cpuS: numb
     return ahead + sum(trace.inputLater) + lastParts + steps + sum(trace.outputFooters) + proof;
   }
   const uploads = trace.outputs.reduce((n, o) => n + sum(o.parts), 0) / PARTS_IN_FLIGHT;
-  const proof = sum(trace.outputFooters) + windowSeconds(trace.outputGets, t, COPY_WINDOW, false);
+  const proof = sum(trace.outputFooters) + windowSeconds(trace.outputGets, t, PROOF_WINDOW, false);
   const footers = sum(trace.inputFirst) / FOOTER_READS;
   if (trace.writeCpuS === undefined) return footers + Math.max(windowSeconds(trace.inputLater, t, COPY_WINDOW, true), uploads) + steps + proof;
   const reads = readAheadWaitSeconds(trace.inputLater, t, { bytes: COPY_WINDOW.bytes, files: COPY_WINDOW.reads }, trace.writeCpuS / Math.max(1, trace.inputLater.length));

@@ -50,7 +50,7 @@ import type { StructType } from '../iceberg/types.js';
 import { ReadAheadFileIO, type ReadAheadRange } from '../io/read-ahead.js';
 import { footerReadRange, readFooter, rowGroupStart, type FooterRead } from '../parquet/footer.js';
 import {
-  copyProblem, copySource, copyTemplate, DEFAULT_COPY_READ_BYTES, rowGroupDigests, writeCopiedFile,
+  copyProblem, copySource, copyTemplate, DEFAULT_COPY_READ_BYTES, PROOF_READ_BYTES, rowGroupDigests, writeCopiedFile,
   type ChunkFault, type CopiedFile, type CopyPart, type CopyReads, type CopySource, type CopyTemplate, type HeldBytes,
 } from '../parquet/chunk-copy.js';
 import { metricsFromStatistics } from '../parquet/statistics-metrics.js';
@@ -108,6 +108,7 @@ export const DEFAULT_COPY_MIN_ROW_GROUP_BYTES = 1024 * 1024;
  * Table property: bytes a rewrite reads ahead at once, one budget for its phases in turn: the row
  * groups the copy reads ahead of its upload and the proof re-reads (at most 16 reads; a larger row
  * group is read alone), then the decoded inputs fetched ahead of the decoder (at most 16 files).
+ * Unset, the copy's proof re-reads PROOF_READ_BYTES at once, once the upload's parts are gone.
  */
 export const READ_AHEAD_BYTES_PROPERTY = 'packice.rewrite.read-ahead-bytes';
 /**
@@ -426,7 +427,10 @@ export class ChunkCopy {
       Number(t.dataFile.fileSizeInBytes) >= floor || (small.get(partitionOf(t)) ?? 0) <= cap ||
       leaveToDecoder(t, `its partition has more than ${cap} inputs under the copy floor, whose footers a merge would hold`),
     );
-    const copyReads: CopyReads = { bytes: intProperty(metadata, READ_AHEAD_BYTES_PROPERTY, DEFAULT_COPY_READ_BYTES), ...options.reads };
+    const readAhead = intProperty(metadata, READ_AHEAD_BYTES_PROPERTY, DEFAULT_COPY_READ_BYTES);
+    // The property, when set, bounds the proof's re-read as well; by default that reads more at once (PROOF_READ_BYTES).
+    const proofBytes = metadata.properties[READ_AHEAD_BYTES_PROPERTY] === undefined ? PROOF_READ_BYTES : readAhead;
+    const copyReads: CopyReads = { bytes: readAhead, proofBytes, ...options.reads };
     const budget = copyReads.bytes ?? DEFAULT_COPY_READ_BYTES;
     // Small inputs that cannot be copied are read whole as they are merged, not footer-read here,
     // unless their partition is decoded whatever their footers say.

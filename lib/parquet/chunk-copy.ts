@@ -53,6 +53,15 @@ const RANGES_IN_FLIGHT = 8;
  */
 export const DEFAULT_COPY_READ_BYTES = 64 * 1024 * 1024;
 /**
+ * The proof's re-read: consecutive row groups of an output spanning up to PROOF_REQUEST_BYTES in
+ * one GET, PROOF_READ_BYTES at once. It runs last, once the upload's parts (3 × 128 MiB) are gone,
+ * so it may hold more than the copy's window: 16 requests of 16 MiB carry a GB in as little time as
+ * 8 MiB ones 8 at once did, with a third of the GETs (each costs as much as ~17 ms of a 1,769 MB
+ * Lambda).
+ */
+export const PROOF_REQUEST_BYTES = 16 * 1024 * 1024;
+export const PROOF_READ_BYTES = 256 * 1024 * 1024;
+/**
  * Multipart parts of copied and merged outputs (S3FileIO's default is 32 MiB): a quarter of the
  * PUTs ($0.005 per 1,000: −24 per GB written). Two in flight (OUTPUT_PARTS_IN_FLIGHT) carry
  * ~170 MB/s, above what one vCPU copies or merges; the upload holds (2 + 1) × 128 MiB, 224 MiB more
@@ -230,11 +239,11 @@ export interface HeldBytes {
 
 /**
  * The chunks' bytes — from `held` when it covers them, else read in ranges of chunks up to
- * RANGE_BYTES (a larger chunk split, its ranges joined), RANGES_IN_FLIGHT at once. The row group
+ * `rangeBytes` (a larger chunk split, its ranges joined), RANGES_IN_FLIGHT at once. The row group
  * right after the leading magic is read from byte 0, so the magic is checked with no request of its
  * own (readFooter does not fetch it).
  */
-export async function readChunks(input: InputFile, spans: readonly ChunkSpan[], held?: HeldBytes): Promise<Uint8Array[]> {
+export async function readChunks(input: InputFile, spans: readonly ChunkSpan[], held?: HeldBytes, rangeBytes = RANGE_BYTES): Promise<Uint8Array[]> {
   if (held && spans.length > 0) {
     const from = Math.min(...spans.map((s) => s.start));
     const to = Math.max(...spans.map((s) => s.end));
@@ -244,21 +253,21 @@ export async function readChunks(input: InputFile, spans: readonly ChunkSpan[], 
     }
   }
   const order = spans.map((_, k) => k).sort((a, b) => spans[a].start - spans[b].start);
-  // Pieces of chunks adjacent in the file, each up to RANGE_BYTES, or one larger chunk alone.
+  // Pieces of chunks adjacent in the file, each up to rangeBytes, or one larger chunk alone.
   const pieces: { from: number; to: number; first: number; end: number }[] = [];
   for (let k = 0; k < order.length; ) {
     const start = spans[order[k]].start;
     const from = start === PARQUET_MAGIC_BYTES.length ? 0 : start;
     let to = spans[order[k]].end;
     let j = k + 1;
-    while (j < order.length && spans[order[j]].end - from <= RANGE_BYTES) to = Math.max(to, spans[order[j++]].end);
+    while (j < order.length && spans[order[j]].end - from <= rangeBytes) to = Math.max(to, spans[order[j++]].end);
     pieces.push({ from, to, first: k, end: j });
     k = j;
   }
-  // Each piece's ranges, at most RANGE_BYTES each (none for a piece of empty chunks).
+  // Each piece's ranges, at most rangeBytes each (none for a piece of empty chunks).
   const ranges = pieces.flatMap((p, piece) => {
     const out: { piece: number; from: number; to: number }[] = [];
-    for (let at = p.from; at < p.to; at += RANGE_BYTES) out.push({ piece, from: at, to: Math.min(p.to, at + RANGE_BYTES) });
+    for (let at = p.from; at < p.to; at += rangeBytes) out.push({ piece, from: at, to: Math.min(p.to, at + rangeBytes) });
     return out;
   });
   const read = await mapLimit(ranges, RANGES_IN_FLIGHT, async ({ from, to }) => {
@@ -329,9 +338,16 @@ export type ChunkFault = 'alter-byte' | 'drop-byte';
 
 /** How the copy and the proof read row groups (lib/io/read-window.ts); defaults: DEFAULT_COPY_READ_BYTES, 16 reads. */
 export type CopyReads = Partial<Omit<ReadWindowOptions, 'ordered'>> & {
-  /** Bytes one request of the proof's re-read spans at most (default RANGE_BYTES, 8 MiB): see rereadBatches. */
+  /** Bytes one request of the proof's re-read spans at most (default PROOF_REQUEST_BYTES, 16 MiB): see rereadBatches. */
   readonly requestBytes?: number;
+  /** Bytes the proof's re-read holds at once (default `bytes` when given, else PROOF_READ_BYTES, 256 MiB). */
+  readonly proofBytes?: number;
 };
+
+/** The proof's read window from `reads`. */
+export function proofWindow(reads: CopyReads): ReadWindowOptions {
+  return { ...reads, bytes: reads.proofBytes ?? reads.bytes ?? PROOF_READ_BYTES, ordered: false };
+}
 
 /**
  * Writes `parts` (row groups of sources sharing `key`) into one new file at `path`, streaming:
@@ -463,15 +479,17 @@ export interface RereadBatch<G extends RereadGroup> {
   readonly groups: readonly G[];
   /** Bytes from the first chunk's start to the last one's end: what reading them holds. */
   readonly bytes: number;
+  /** Bytes one of its requests spans at most (a row group larger than that is read in ranges). */
+  readonly requestBytes: number;
 }
 
 /**
  * `groups` joined into batches of consecutive row groups of one file spanning at most `limit` bytes
  * (a larger row group alone): every GET costs as much as ~17 ms of a 1,769 MB Lambda, and written
- * row groups of a few MB compressed would otherwise take one each. A batch is read as its row
- * groups would be (readChunks: ranges of at most RANGE_BYTES).
+ * row groups of a few MB compressed would otherwise take one each. A batch is one request; a row
+ * group larger than `limit` is read in ranges of `limit` (of RANGE_BYTES when that is more).
  */
-export function rereadBatches<G extends RereadGroup>(groups: readonly G[], limit = RANGE_BYTES): RereadBatch<G>[] {
+export function rereadBatches<G extends RereadGroup>(groups: readonly G[], limit = PROOF_REQUEST_BYTES): RereadBatch<G>[] {
   const out: { input: InputFile; groups: G[]; from: number; to: number }[] = [];
   for (const g of groups) {
     const from = g.spans.length === 0 ? 0 : Math.min(...g.spans.map((s) => s.start));
@@ -485,7 +503,8 @@ export function rereadBatches<G extends RereadGroup>(groups: readonly G[], limit
       last.to = to;
     } else out.push({ input: g.input, groups: [g], from, to });
   }
-  return out.map((b) => ({ input: b.input, groups: b.groups, bytes: b.to - b.from }));
+  const requestBytes = Math.max(RANGE_BYTES, limit);
+  return out.map((b) => ({ input: b.input, groups: b.groups, bytes: b.to - b.from, requestBytes }));
 }
 
 /** Each row group's chunk bytes, re-read for the proof: a failed read is an IoError naming the file and the row groups. */
@@ -493,7 +512,7 @@ export async function rereadChunks<G extends RereadGroup>(batch: RereadBatch<G>)
   const { input, groups } = batch;
   let bytes: Uint8Array[];
   try {
-    bytes = await readChunks(input, groups.flatMap((g) => g.spans));
+    bytes = await readChunks(input, groups.flatMap((g) => g.spans), undefined, batch.requestBytes);
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
     const which = groups.length === 1 ? `row group ${groups[0].index}` : `row groups ${groups[0].index}-${groups[groups.length - 1].index}`;
@@ -542,8 +561,7 @@ export async function* rowGroupDigests(
       groups.push({ input, index, signature, spans: chunkSpans(typedFields(rg)), rows: typedNumber(typedField(typedFields(rg), 3)) });
     });
   }
-  const window: ReadWindowOptions = { ...reads, bytes: reads.bytes ?? DEFAULT_COPY_READ_BYTES, ordered: false };
-  for await (const { item: batch, value } of readWindow(rereadBatches(groups, reads.requestBytes), (x) => x.bytes, rereadChunks, window, stats)) {
+  for await (const { item: batch, value } of readWindow(rereadBatches(groups, reads.requestBytes), (x) => x.bytes, rereadChunks, proofWindow(reads), stats)) {
     for (const [k, g] of batch.groups.entries()) {
       yield { path: g.input.path, rows: g.rows, digest: rowGroupDigest(hasher, g.rows, g.signature, g.spans, value[k]) };
     }

@@ -18,6 +18,8 @@ import { stringifyJson } from '../../lib/iceberg/json.js';
 import { rowToJson } from '../../lib/iceberg/row-json.js';
 import { currentSchema, type TableMetadata } from '../../lib/iceberg/table-metadata.js';
 import { readFooter } from '../../lib/parquet/footer.js';
+import { PROOF_REQUEST_BYTES, rereadBatches, rereadChunks, type ChunkSpan, type RereadGroup } from '../../lib/parquet/chunk-copy.js';
+import type { InputFile } from '../../lib/io/file-io.js';
 import { appendRows, deleteRows, updateSchema } from '../../lib/table/operations.js';
 import { LAST_UPDATED_SEQUENCE_NUMBER_FIELD, ROW_ID_FIELD, scanRows } from '../../lib/table/scan.js';
 import { planAll } from '../support/compaction.js';
@@ -402,7 +404,7 @@ describe('chunk copy: several row groups in flight', () => {
     expect((await loadTable(t.location)).metadata.currentSnapshotId).toBe(t.metadata.currentSnapshotId);
   });
 
-  it('re-reads consecutive row groups of an output in one request up to 8 MiB, with the same proof; a failed one names them all', async () => {
+  it('re-reads consecutive row groups of an output in one request up to 16 MiB, with the same proof; a failed one names them all', async () => {
     const t = await chunkCopyTable(io, 20, 30);
     const plan = await planAll(io, t.metadata);
     const group = plan.groups.find((g) => g.inputs.length === 20)!;
@@ -411,7 +413,7 @@ describe('chunk copy: several row groups in flight', () => {
     const r = await rewriteGroup(probe, t.metadata, plan, group);
     expect(r.outputs).toHaveLength(1);
     expect(await rowGroups(r.outputs[0])).toBe(20);
-    // After the footer's, one GET for all 20 row groups (far under 8 MiB), from the first one's start.
+    // After the footer's, one GET for all 20 row groups (far under 16 MiB), from the first one's start.
     expect(probe.started).toHaveLength(1);
     expect(r.checksums).toEqual(apart.checksums);
     expect(r.checksums.hashOut).toBe(r.checksums.hashIn);
@@ -432,6 +434,53 @@ describe('chunk copy: several row groups in flight', () => {
     expect((err as Error).message).toMatch(new RegExp(`^${failed.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: re-reading row groups 0-19 for the proof failed: socket hang up$`));
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(listTree(t.location)).toEqual(tree);
+  });
+});
+
+describe('the proof\'s re-read requests', () => {
+  const MIB = 2 ** 20;
+  /** A file whose row groups have one chunk each, of `sizes` bytes, back to back after the magic; reads recorded. */
+  function rowGroupsOf(sizes: readonly number[]): { groups: RereadGroup[]; reads: [number, number][] } {
+    const reads: [number, number][] = [];
+    const total = 4 + sizes.reduce((a, b) => a + b, 0);
+    const input: InputFile = {
+      path: 'mem://out.parquet',
+      length: () => Promise.resolve(total),
+      read: (start, end) => {
+        reads.push([start, end]);
+        const bytes = new Uint8Array(end - start);
+        if (start === 0) bytes.set(new TextEncoder().encode('PAR1'));
+        return Promise.resolve(bytes);
+      },
+    };
+    let at = 4;
+    const groups = sizes.map((size, index): RereadGroup => {
+      const span: ChunkSpan = { chunk: [], meta: [], start: at, end: (at += size) };
+      return { input, index, spans: [span] };
+    });
+    return { groups, reads };
+  }
+
+  it('joins consecutive row groups up to 16 MiB into one GET of them all, and reads a larger row group alone in 16 MiB ranges', async () => {
+    const { groups, reads } = rowGroupsOf([6 * MIB, 6 * MIB, 3 * MIB, 40 * MIB, 5 * MIB]);
+    const batches = rereadBatches(groups);
+    expect(batches.map((b) => b.groups.map((g) => g.index))).toEqual([[0, 1, 2], [3], [4]]);
+    for (const b of batches) {
+      const chunks = await rereadChunks(b);
+      expect(chunks.map((c) => c[0].length)).toEqual(b.groups.map((g) => g.spans[0].end - g.spans[0].start));
+    }
+    // 15 MiB in one request (it was two of 8 MiB); 40 MiB in three; 5 MiB in one.
+    const lengths = reads.map(([from, to]) => to - from);
+    expect(lengths).toEqual([15 * MIB + 4, 16 * MIB, 16 * MIB, 8 * MIB, 5 * MIB]);
+    expect(Math.max(...lengths)).toBeLessThanOrEqual(PROOF_REQUEST_BYTES + 4);
+  });
+
+  it('asked for smaller requests, never splits a row group under 8 MiB', async () => {
+    const { groups, reads } = rowGroupsOf([6 * MIB, 6 * MIB, 12 * MIB]);
+    const batches = rereadBatches(groups, 0);
+    expect(batches.map((b) => b.groups.length)).toEqual([1, 1, 1]);
+    for (const b of batches) await rereadChunks(b);
+    expect(reads.map(([from, to]) => to - from)).toEqual([6 * MIB + 4, 6 * MIB, 8 * MIB, 4 * MIB]);
   });
 });
 
