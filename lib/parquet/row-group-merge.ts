@@ -84,6 +84,33 @@ interface PageCodec {
   compress(data: Uint8Array): Uint8Array;
 }
 
+/**
+ * Data pages of a source row group decompressed and kept (by page): a key column the equality probe
+ * took apart on this thread is not decompressed again when the row group is built here.
+ */
+export type KeptPages = Map<Page, Uint8Array>;
+
+/** `codec`, keeping what it decompresses for `page` in `kept` (a buffer of its own, not the transient one). */
+function keeping(codec: PageCodec, page: Page, kept: KeptPages): PageCodec {
+  const decompress = (d: Uint8Array, n: number): Uint8Array => {
+    const out = codec.decompress(d, n);
+    kept.set(page, out);
+    return out;
+  };
+  return { ...codec, decompress, decompressTransient: decompress };
+}
+
+/** `codec`, or for a page in `kept` one that hands its kept bytes back. */
+function keptOr(codec: PageCodec, page: Page, kept: KeptPages | undefined): PageCodec {
+  const out = kept?.get(page);
+  if (out === undefined) return codec;
+  const given = (_: Uint8Array, n: number): Uint8Array => {
+    if (n !== out.length) throw new RleError(`a kept page of ${out.length} bytes where ${n} are asked for`);
+    return out;
+  };
+  return { ...codec, decompress: given, decompressTransient: given };
+}
+
 /** The buffer transient decompression reuses (pages are taken apart one at a time, synchronously). */
 let transient = new Uint8Array(1 << 20);
 
@@ -632,9 +659,13 @@ function words(bytes: Uint8Array, count: number): Int32Array {
  * The rows of a source row group its deletes remove, ascending: `part.deleted`, and the rows whose
  * key a probe holds, read from the key column's pages (`bytes`, `pages`: the row group's chunks as
  * fetched); undefined when none. Each key is read as the decoder reads it: a null (a def level
- * under the leaf's maximum, a null struct above it included) matches a null key.
+ * under the leaf's maximum, a null struct above it included) matches a null key. With `kept`, the
+ * key pages decompressed stay there for the build.
  */
-function probedDeletes(part: MergePart, leaves: readonly Leaf[], codecs: readonly (PageCodec | undefined)[], bytes: readonly Uint8Array[], pages: readonly Page[][], numRows: number): Int32Array | undefined {
+function probedDeletes(
+  part: MergePart, leaves: readonly Leaf[], codecs: readonly (PageCodec | undefined)[], bytes: readonly Uint8Array[], pages: readonly Page[][], numRows: number,
+  kept?: KeptPages,
+): Int32Array | undefined {
   const dead = new Uint8Array(numRows);
   for (const d of part.deleted ?? []) {
     if (d < 0 || d >= numRows) throw new RleError(`deleted position ${d} is past the row group's ${numRows} rows`);
@@ -653,7 +684,7 @@ function probedDeletes(part: MergePart, leaves: readonly Leaf[], codecs: readonl
     let dict: Int32Array | undefined;
     let dictSize = 0;
     if (dictPage) {
-      const { bytes: plain, count } = dictionaryBytes(chunk, dictPage, codec);
+      const { bytes: plain, count } = dictionaryBytes(chunk, dictPage, kept ? keeping(codec, dictPage, kept) : codec);
       dictSize = count;
       dict = words(plain, count * width);
     }
@@ -664,7 +695,7 @@ function probedDeletes(part: MergePart, leaves: readonly Leaf[], codecs: readonl
     let hit = new Uint8Array(0);
     let row = 0;
     for (const page of pages[k].slice(next)) {
-      const p = takeApart(chunk, page, leaf, codec);
+      const p = takeApart(chunk, page, leaf, kept ? keeping(codec, page, kept) : codec);
       if (row + p.numValues > numRows) throw new RleError(`column ${k} holds more values than the row group's ${numRows} rows`);
       if (hit.length < p.nonNull) hit = new Uint8Array(p.nonNull);
       if (isDictionaryEncoding(p.encoding)) {
@@ -801,6 +832,8 @@ export interface SourceGroup {
   readonly metas: readonly (readonly TypedField[])[];
   readonly bytes: readonly Uint8Array[];
   readonly pages: readonly (readonly Page[])[];
+  /** Pages already decompressed on this thread (the equality probe's): never sent to a worker. */
+  readonly kept?: KeptPages;
 }
 
 /** The page sizes building a row group follows (MergeOptions'). */
@@ -911,7 +944,7 @@ function mergeColumn(
   if (anyDict && !codec) throw new RleError('no codec to rewrite dictionary pages');
 
   // The sources' dictionaries, and whether their union fits: merged, or the indexed pages go PLAIN.
-  const decoded: (PlainValues | undefined)[] = dicts.map((d, i) => inSource(groups[i], k, () => d && dictionaryValues(groups[i].bytes[k], d, codec!, leaf)));
+  const decoded: (PlainValues | undefined)[] = dicts.map((d, i) => inSource(groups[i], k, () => d && dictionaryValues(groups[i].bytes[k], d, keptOr(codec!, d, groups[i].kept), leaf)));
   const union = anyDict ? dictionaryUnion(decoded, decoded.map((d) => d && fingerprints(d)), options.dictionaryBytes) : undefined;
   const remaps = union?.remaps ?? [];
   const merged = union?.values;
@@ -954,7 +987,7 @@ function mergeColumn(
         count(page.type, encoding);
         continue;
       }
-      const p = takeApart(chunk, page, leaf, codec!);
+      const p = takeApart(chunk, page, leaf, keptOr(codec!, page, g.kept));
       const held = valuesOf(p, dict);
       hashLogical(h, p, held);
       const indices = held.indices;
@@ -1261,7 +1294,7 @@ function coalesceColumn(
     stats.set(key, (stats.get(key) ?? 0) + 1);
   };
   const dictPages = groups.map((g) => dictionaryPageOf(g.pages[k]));
-  const decoded = dictPages.map((d, i) => inSource(groups[i], k, () => d && dictionaryValues(groups[i].bytes[k], d, codec, leaf)));
+  const decoded = dictPages.map((d, i) => inSource(groups[i], k, () => d && dictionaryValues(groups[i].bytes[k], d, keptOr(codec, d, groups[i].kept), leaf)));
   const data = groups.map((g, i) => (dictPages[i] ? g.pages[k].slice(1) : g.pages[k]));
   const allIndexed = data.every((ps, i) => decoded[i] !== undefined && ps.every((p) => isDictionaryEncoding(encodingOf(p))));
   const first = data.find((ps) => ps.length > 0)?.[0];
@@ -1319,7 +1352,7 @@ function coalesceColumn(
     let levels = 0;
     let row = 0;
     for (const source of ps) {
-      const p = takeApart(g.bytes[k], source, leaf, codec);
+      const p = takeApart(g.bytes[k], source, leaf, keptOr(codec, source, g.kept));
       if (isDictionaryEncoding(p.encoding)) indexed = true;
       const drop = deleted && dropRows(p, leaf.maxDef, row, deleted, cursor);
       row += p.numValues;
@@ -1920,10 +1953,13 @@ export async function writeMergedParts(
         const numRows = typedNumber(typedField(rg, 3));
         let pages: Page[][];
         let deleted: Int32Array | undefined;
+        let kept: KeptPages | undefined;
         try {
           pages = bytes.map((b) => readPages(b, 0, b.length));
+          // Built on this thread, the row group takes the key pages the probe decompressed.
+          if (!builder && part.keys !== undefined && part.keys.length > 0) kept = new Map();
           deleted = part.keys !== undefined && part.keys.length > 0
-            ? probedDeletes(part, leaves, probeCodecs, bytes, pages, numRows)
+            ? probedDeletes(part, leaves, probeCodecs, bytes, pages, numRows, kept)
             : part.deleted !== undefined && part.deleted.length > 0 ? part.deleted : undefined;
         } catch (e) {
           throw fileFault(part.source.path, e, `row group ${part.rowGroup}`);
@@ -1931,7 +1967,7 @@ export async function writeMergedParts(
         const live = numRows - (deleted?.length ?? 0);
         // A row group whose rows are all deleted leaves nothing to merge (known here when its keys were probed).
         if (live > 0) {
-          pending.push({ path: part.source.path, rowGroup: part.rowGroup, rows: live, deleted, metas: chunkSpans(rg).map((s) => s.meta), bytes: [...bytes], pages });
+          pending.push({ path: part.source.path, rowGroup: part.rowGroup, rows: live, deleted, metas: chunkSpans(rg).map((s) => s.meta), bytes: [...bytes], pages, ...(kept ? { kept } : {}) });
           pendingParts.push({ part, rows: live, deleted });
         }
       }

@@ -18,7 +18,7 @@ import { openCopySource, type CopySource, type CopyTemplate } from '../../lib/pa
 import { zstdCodec } from '../../lib/parquet/compression-codec.js';
 import { leafColumns, readFooter, schemaTree } from '../../lib/parquet/footer.js';
 import {
-  deleteProblem, mergedDigests, mergeProblem, writeMergedFile, type MergedFile, type MergeOptions, type MergePart,
+  deleteProblem, mergedDigests, mergeProblem, writeMergedFile, type MergedFile, type MergeOptions, type MergePart, type PageKeyProbe,
 } from '../../lib/parquet/row-group-merge.js';
 import { typedField, typedItems } from '../../lib/parquet/thrift.js';
 import { CountingIO } from '../support/counting-io.js';
@@ -66,14 +66,14 @@ function templateOf(source: CopySource): CopyTemplate {
 
 const OPTIONS: MergeOptions = { writeSchema: SCHEMA, dictionaryBytes: 2 * 1024 * 1024, zstd, level: 3, pageBytes: 1024 * 1024, pageRows: 20_000 };
 
-/** Merges `paths` into two output row groups; `deleted` (file positions per source) are dropped. */
+/** Merges `paths` into two output row groups; `deleted` (file positions per source) are dropped, and the rows `keys` hold. */
 async function merge(
-  paths: readonly string[], options: Partial<MergeOptions> = {}, deleted?: readonly (readonly number[])[],
+  paths: readonly string[], options: Partial<MergeOptions> = {}, deleted?: readonly (readonly number[])[], keys?: readonly PageKeyProbe[],
 ): Promise<{ file: MergedFile; out: string; sources: CopySource[] }> {
   const sources = await Promise.all(paths.map((p) => openCopySource(io, p)));
   const parts: MergePart[] = sources.flatMap((source, i) => source.rowGroups.map((rg) => {
     const gone = (deleted?.[i] ?? []).filter((p) => p >= rg.firstRow && p < rg.firstRow + rg.numRows).map((p) => p - rg.firstRow);
-    return { source, rowGroup: rg.index, ...(gone.length > 0 ? { deleted: Int32Array.from(gone) } : {}) };
+    return { source, rowGroup: rg.index, ...(gone.length > 0 ? { deleted: Int32Array.from(gone) } : {}), ...(keys ? { keys } : {}) };
   }));
   // Two output row groups, to walk segments across row groups too.
   const half = Math.ceil(parts.length / 2);
@@ -266,6 +266,28 @@ describe('row-group merge with deleted rows dropped from the pages', () => {
     const paths = variant('zeros', 2, 50);
     const { out } = await merge(paths, { writeSchema: zeros }, [[0], [0]]);
     expect(statsNotData(out)).toEqual([]);
+  });
+
+  it('equality keys probed from the pages merged: the bytes position deletes of the same rows give, the key column decompressed once', async () => {
+    const paths = variant('flat-v1-zstd-dict', 3, ROWS);
+    // Row p of file f holds id f * ROWS + p (interop/python/parquet_variants.py).
+    const hit = (id: number): boolean => id % 11 === 3 || id % 97 === 0;
+    const byPosition = paths.map((_, f) => Array.from({ length: ROWS }, (_, p) => p).filter((p) => hit(f * ROWS + p)));
+    let calls = 0;
+    const counting = {
+      ...zstd!,
+      decompress: (d: Uint8Array, n: number): Uint8Array => (calls++, zstd!.decompress(d, n)),
+      decompressInto: (d: Uint8Array, dst: Uint8Array): void => (calls++, zstd!.decompressInto(d, dst)),
+    };
+    const positions = await merge(paths, { zstd: counting }, byPosition);
+    const asPositions = calls;
+    calls = 0;
+    const keys: PageKeyProbe[] = [{ fieldId: 1, keys: { hasLong: (low, high) => high === 0 && hit(low), hasInt: () => false, nulls: false } }];
+    const probed = await merge(paths, { zstd: counting }, undefined, keys);
+    expect(probed.file.recordCount).toBe(3 * ROWS - byPosition.flat().length);
+    expect(readFileSync(probed.out).equals(readFileSync(positions.out))).toBe(true);
+    expect(calls).toBe(asPositions);
+    expect(await reread(probed.file)).toEqual(written(probed.file));
   });
 
   it('the proof catches a damaged byte of a file with rows dropped', async () => {
