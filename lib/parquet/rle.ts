@@ -187,29 +187,44 @@ export function encodeHybrid(values: Int32Array, count: number, width: number, r
       const take = Math.min(groups * 8, from + n - s);
       out.varint((groups << 1) | 1);
       out.ensure(groups * width);
+      // The buffer and position in locals: the loop below is where dictionary-indexed pages spend their encoding.
+      const buf = out.buf;
+      let at = out.length;
       let acc = 0;
       let bits = 0;
-      const small = width <= 24;
-      for (let i = 0; i < groups * 8; i++) {
-        const v = i < take ? values[s + i] >>> 0 : 0;
-        if (small) {
-          acc |= v << bits;
+      if (width <= 24) {
+        // Pending bits stay under 8 + 24: plain int arithmetic.
+        for (let i = 0; i < take; i++) {
+          acc |= values[s + i] << bits;
           bits += width;
           while (bits >= 8) {
-            out.buf[out.length++] = acc & 0xff;
+            buf[at++] = acc & 0xff;
             acc >>>= 8;
             bits -= 8;
           }
-          continue;
         }
-        acc += v * 2 ** bits;
-        bits += width;
-        while (bits >= 8) {
-          out.buf[out.length++] = acc % 256;
-          acc = Math.floor(acc / 256);
-          bits -= 8;
+        // The last group's padding: zeros, then whatever bits are pending.
+        for (let i = take; i < groups * 8; i++) {
+          bits += width;
+          while (bits >= 8) {
+            buf[at++] = acc & 0xff;
+            acc >>>= 8;
+            bits -= 8;
+          }
+        }
+      } else {
+        for (let i = 0; i < groups * 8; i++) {
+          const v = i < take ? values[s + i] >>> 0 : 0;
+          acc += v * 2 ** bits;
+          bits += width;
+          while (bits >= 8) {
+            buf[at++] = acc % 256;
+            acc = Math.floor(acc / 256);
+            bits -= 8;
+          }
         }
       }
+      out.length = at;
       s += take;
     }
   };
