@@ -25,7 +25,7 @@ import {
   decodeHost, DECODE_WORKERS_PROPERTY, GROUP_MEMORY_GOAL, MAX_DEFAULT_DECODE_WORKERS, MIN_POOL_DECODE_BYTES, workersAsked,
   type DecodeHost,
 } from './decode-pool.js';
-import { prestartThreads, workerStart } from './worker-start.js';
+import { prestartThreads, terminateWhenIdle, workerStart } from './worker-start.js';
 
 const MiB = 2 ** 20;
 /** Tasks a worker holds at once: the next one waits there while it builds one. */
@@ -102,6 +102,8 @@ interface Task {
 class MergeThread {
   readonly thread: Worker;
   readonly tasks = new Map<number, Task>();
+  /** Tasks sent and not yet answered (a closed pool fails `tasks`, the thread still works on them). */
+  inHand = 0;
   /** Its module loaded: it takes row groups from now on. */
   ready = false;
   dead = false;
@@ -122,6 +124,7 @@ class MergeThread {
         this.settle?.resolve();
         return;
       }
+      this.inHand--;
       const task = this.tasks.get(m.id);
       this.tasks.delete(m.id);
       task?.answer(m);
@@ -213,7 +216,8 @@ export class MergePool implements RowGroupBuilder, Rewalker {
       return { ...buildRowGroup(shape, groups, here.zstd, await here.hasher), fresh };
     }
     const { buffer } = this.pack(groups.flatMap((g) => g.bytes));
-    const sent: SourceSent[] = groups.map(({ bytes, pages: _, ...g }) => ({ ...g, lengths: bytes.map((b) => b.length) }));
+    // Pages and kept pages stay here: the worker parses and decompresses its own.
+    const sent: SourceSent[] = groups.map(({ bytes, pages: _, kept: __, ...g }) => ({ ...g, lengths: bytes.map((b) => b.length) }));
     const m = await this.send(w, (id) => ({ type: 'build', id, shape, groups: sent, buffer }), buffer);
     if (m.type !== 'built') throw new IllegalStateError(`a merge worker answered a row group with ${m.type}`);
     return { ...m.built, fresh };
@@ -277,6 +281,7 @@ export class MergePool implements RowGroupBuilder, Rewalker {
         },
         reject,
       });
+      w.inHand++;
       w.thread.postMessage(make(id), [buffer]);
     });
   }
@@ -298,7 +303,7 @@ export class MergePool implements RowGroupBuilder, Rewalker {
       }
     }
     for (const w of stop) w.fail(new IllegalStateError('the merge pool is closed'));
-    await Promise.all(stop.map((w) => w.thread.terminate().catch(() => undefined)));
+    await Promise.all(stop.map((w) => terminateWhenIdle(w.thread, () => !w.dead && w.inHand > 0)));
   }
 
   private take(): void {

@@ -14,7 +14,7 @@ import type { ManifestFile } from '../iceberg/manifest-list.js';
 import type { DecodeColumns } from '../iceberg/scan-planning.js';
 import { currentSchema, specsById, type TableMetadata } from '../iceberg/table-metadata.js';
 import { vcpus, workersAsked } from './decode-pool.js';
-import { prestartThreads, workerStart } from './worker-start.js';
+import { prestartThreads, terminateWhenIdle, workerStart } from './worker-start.js';
 
 /** Table property: worker threads decoding a plan's data manifests (0: on the planner's own thread). */
 export const PLAN_DECODE_WORKERS_PROPERTY = 'packice.plan.decode-workers';
@@ -71,6 +71,8 @@ type Pending = { resolve: (c: ManifestColumns) => void; reject: (e: Error) => vo
 class PlanThread {
   readonly thread: Worker;
   readonly pending = new Map<number, Pending>();
+  /** Manifests sent and not yet answered (a failed plan forgets `pending`, the thread still decodes them). */
+  inHand = 0;
   /** Its module loaded: it takes manifests from now on. */
   ready = false;
   /** Resolves when ready, rejects if it dies first. */
@@ -93,6 +95,7 @@ class PlanThread {
         this.settle?.resolve();
         return;
       }
+      this.inHand--;
       const p = this.pending.get(m.id);
       this.pending.delete(m.id);
       if ('error' in m) p?.reject(errorFromJson(m.error));
@@ -182,6 +185,7 @@ export class ManifestDecodePool {
     const thread = w;
     return new Promise<ManifestColumns>((resolve, reject) => {
       thread.pending.set(id, { resolve, reject });
+      thread.inHand++;
       thread.thread.postMessage({ id, manifest, bytes: own } satisfies ToPlanWorker, [own.buffer as ArrayBuffer]);
     });
   };
@@ -203,7 +207,7 @@ export class ManifestDecodePool {
         stop.push(w);
       }
     }
-    await Promise.all(stop.map((w) => w.thread.terminate().catch(() => undefined)));
+    await Promise.all(stop.map((w) => terminateWhenIdle(w.thread, () => !w.dead && w.inHand > 0)));
   }
 
   /** Fails the plan: every manifest in hand rejects with `e`. */

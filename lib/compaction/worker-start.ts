@@ -25,6 +25,34 @@ export async function prestartThreads<T extends KeptThread>(idle: T[], count: nu
 }
 
 /**
+ * Terminates `thread` once `busy()` says it holds no more work (its answers still arrive, and are
+ * dropped), or after `waitMs`: stopped in the middle of its work, a thread can be cut between a
+ * node:zlib handle's creation and its init, which Node 20 answers at the thread's teardown by
+ * aborting the whole process ("close before init", node_zlib.cc; seen once in the suite, on a
+ * plan failure).
+ */
+export async function terminateWhenIdle(thread: Worker, busy: () => boolean, waitMs = 10_000): Promise<void> {
+  if (busy()) {
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        thread.off('message', check);
+        thread.off('exit', done);
+        resolve();
+      };
+      // Registered after the pool's own listener: it sees the count that answer left.
+      const check = (): void => {
+        if (!busy()) done();
+      };
+      const timer = setTimeout(done, waitMs);
+      thread.on('message', check);
+      thread.on('exit', done);
+    });
+  }
+  await thread.terminate().catch(() => undefined);
+}
+
+/**
  * Where a worker thread of lib/compaction starts: from the sources through lib/worker-entry.mjs
  * (which registers the tsx loader), else `<name>.js` beside this module (dist/lib/compaction, or
  * `index.js` in a Lambda bundle, which carries the worker beside it: cdk WORKER_BUNDLES).
