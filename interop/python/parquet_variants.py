@@ -21,6 +21,7 @@ VARIANTS = {
     "v2-gzip-dict": ("2.0", "gzip", True, None),
     "v1-snappy-dict": ("1.0", "snappy", True, None),
     "v2-none-plain": ("2.0", "none", False, None),
+    "v1-zstd-plain": ("1.0", "zstd", False, None),
     "v1-zstd-small-groups": ("1.0", "zstd", True, 300),
 }
 # The same layouts without the boolean and list columns: what deleted rows can be dropped from page by page.

@@ -428,9 +428,9 @@ export class ChunkCopy {
       leaveToDecoder(t, `its partition has more than ${cap} inputs under the copy floor, whose footers a merge would hold`),
     );
     const readAhead = intProperty(metadata, READ_AHEAD_BYTES_PROPERTY, DEFAULT_COPY_READ_BYTES);
-    // The property, when set, bounds the proof's re-read as well; by default that reads more at once (PROOF_READ_BYTES).
-    const proofBytes = metadata.properties[READ_AHEAD_BYTES_PROPERTY] === undefined ? PROOF_READ_BYTES : readAhead;
-    const copyReads: CopyReads = { bytes: readAhead, proofBytes, ...options.reads };
+    // A budget set (the property, or the caller's) bounds the proof's re-read as well; by default that reads more at once.
+    const chosen = options.reads?.bytes ?? (metadata.properties[READ_AHEAD_BYTES_PROPERTY] === undefined ? undefined : readAhead);
+    const copyReads: CopyReads = { bytes: readAhead, proofBytes: chosen ?? PROOF_READ_BYTES, ...options.reads };
     const budget = copyReads.bytes ?? DEFAULT_COPY_READ_BYTES;
     // Small inputs that cannot be copied are read whole as they are merged, not footer-read here,
     // unless their partition is decoded whatever their footers say.

@@ -136,7 +136,8 @@ function sdkError(err: unknown): { name: string; status: number | undefined; mes
  */
 async function bodyBytes(body: { transformToByteArray(): Promise<Uint8Array> }, expected: number): Promise<Uint8Array> {
   if (!(Symbol.asyncIterator in body)) return body.transformToByteArray();
-  const out = Buffer.allocUnsafeSlow(expected);
+  // A plain Uint8Array over uninitialised memory, as the SDK hands out: callers copy with slice(), which a Buffer's would not.
+  const out = new Uint8Array(Buffer.allocUnsafeSlow(expected).buffer, 0, expected);
   let at = 0;
   for await (const chunk of body as AsyncIterable<Uint8Array>) {
     if (at + chunk.length > expected) throw new Error(`the response body holds more than the ${expected} bytes asked for`);

@@ -486,8 +486,9 @@ export interface RereadBatch<G extends RereadGroup> {
 /**
  * `groups` joined into batches of consecutive row groups of one file spanning at most `limit` bytes
  * (a larger row group alone): every GET costs as much as ~17 ms of a 1,769 MB Lambda, and written
- * row groups of a few MB compressed would otherwise take one each. A batch is one request; a row
- * group larger than `limit` is read in ranges of `limit` (of RANGE_BYTES when that is more).
+ * row groups of a few MB compressed would otherwise take one each. A batch is one request (a file's
+ * first with the leading magic's 4 bytes); a row group larger than `limit` is read in ranges of
+ * about `limit` (of RANGE_BYTES when that is more).
  */
 export function rereadBatches<G extends RereadGroup>(groups: readonly G[], limit = PROOF_REQUEST_BYTES): RereadBatch<G>[] {
   const out: { input: InputFile; groups: G[]; from: number; to: number }[] = [];
@@ -503,8 +504,14 @@ export function rereadBatches<G extends RereadGroup>(groups: readonly G[], limit
       last.to = to;
     } else out.push({ input: g.input, groups: [g], from, to });
   }
-  const requestBytes = Math.max(RANGE_BYTES, limit);
+  // The leading magic's 4 bytes ride along with a file's first row group (readChunks reads it from byte 0).
+  const requestBytes = Math.max(RANGE_BYTES, limit + PARQUET_MAGIC_BYTES.length);
   return out.map((b) => ({ input: b.input, groups: b.groups, bytes: b.to - b.from, requestBytes }));
+}
+
+/** What reading `batch` holds at its peak: a row group read in several ranges is held twice while they are joined. */
+export function rereadHeldBytes(batch: RereadBatch<RereadGroup>): number {
+  return batch.bytes > batch.requestBytes ? 2 * batch.bytes : batch.bytes;
 }
 
 /** Each row group's chunk bytes, re-read for the proof: a failed read is an IoError naming the file and the row groups. */
@@ -561,7 +568,7 @@ export async function* rowGroupDigests(
       groups.push({ input, index, signature, spans: chunkSpans(typedFields(rg)), rows: typedNumber(typedField(typedFields(rg), 3)) });
     });
   }
-  for await (const { item: batch, value } of readWindow(rereadBatches(groups, reads.requestBytes), (x) => x.bytes, rereadChunks, proofWindow(reads), stats)) {
+  for await (const { item: batch, value } of readWindow(rereadBatches(groups, reads.requestBytes), rereadHeldBytes, rereadChunks, proofWindow(reads), stats)) {
     for (const [k, g] of batch.groups.entries()) {
       yield { path: g.input.path, rows: g.rows, digest: rowGroupDigest(hasher, g.rows, g.signature, g.spans, value[k]) };
     }

@@ -52,7 +52,7 @@ import { readWindow, type ReadWindowOptions, type ReadWindowStats } from '../io/
 import { indexById } from '../iceberg/schema.js';
 import { isPrimitive, type PrimitiveType, type StructType } from '../iceberg/types.js';
 import {
-  chunkSpans, damaged, DEFAULT_COPY_READ_BYTES, edit, fileTail, OUTPUT_PART_BYTES, OUTPUT_PARTS_IN_FLIGHT, partBytes, proofWindow, readChunks, rereadBatches, rereadChunks, schemaSignature, type RereadGroup,
+  chunkSpans, damaged, DEFAULT_COPY_READ_BYTES, edit, fileTail, OUTPUT_PART_BYTES, OUTPUT_PARTS_IN_FLIGHT, partBytes, proofWindow, readChunks, rereadBatches, rereadChunks, rereadHeldBytes, schemaSignature, type RereadGroup,
   type ChunkFault, type ChunkSpan, type CopyPart, type CopyReads, type CopySource, type CopyTemplate, type HeldBytes,
 } from './chunk-copy.js';
 import { DEFAULT_ZSTD_LEVEL, zstdContentSize, type ZstdCodec } from './compression-codec.js';
@@ -104,10 +104,8 @@ function keeping(codec: PageCodec, page: Page, kept: KeptPages): PageCodec {
 function keptOr(codec: PageCodec, page: Page, kept: KeptPages | undefined): PageCodec {
   const out = kept?.get(page);
   if (out === undefined) return codec;
-  const given = (_: Uint8Array, n: number): Uint8Array => {
-    if (n !== out.length) throw new RleError(`a kept page of ${out.length} bytes where ${n} are asked for`);
-    return out;
-  };
+  // What the codec gave for the same payload and size, as it would again.
+  const given = (): Uint8Array => out;
   return { ...codec, decompress: given, decompressTransient: given };
 }
 
@@ -651,7 +649,8 @@ export function keyColumnProblem(source: CopySource, schema: StructType, fieldId
 /** Little-endian 32-bit words of `bytes` (a view where aligned, else a copy). */
 function words(bytes: Uint8Array, count: number): Int32Array {
   if (bytes.length < count * 4) throw new RleError(`${count} 32-bit words need ${count * 4} bytes, the values hold ${bytes.length}`);
-  const aligned = bytes.byteOffset % 4 === 0 ? bytes : bytes.slice(0, count * 4);
+  // A copy into new memory (a Buffer's slice, node:zlib's and zstd-napi's output, would be a view).
+  const aligned = bytes.byteOffset % 4 === 0 ? bytes : new Uint8Array(bytes.subarray(0, count * 4));
   return new Int32Array(aligned.buffer, aligned.byteOffset, count);
 }
 
@@ -2196,7 +2195,7 @@ export async function* mergedDigests(
   };
   const elsewhere: Promise<void>[] = [];
   let last: RereadSegment | undefined;
-  for await (const { item: batch, value } of readWindow(rereadBatches(groups, options.reads?.requestBytes), (x) => x.bytes, rereadChunks, window, options.stats)) {
+  for await (const { item: batch, value } of readWindow(rereadBatches(groups, options.reads?.requestBytes), rereadHeldBytes, rereadChunks, window, options.stats)) {
     for (const [k, g] of batch.groups.entries()) {
       let digests: Digest[];
       try {

@@ -18,7 +18,7 @@ import { stringifyJson } from '../../lib/iceberg/json.js';
 import { rowToJson } from '../../lib/iceberg/row-json.js';
 import { currentSchema, type TableMetadata } from '../../lib/iceberg/table-metadata.js';
 import { readFooter } from '../../lib/parquet/footer.js';
-import { PROOF_REQUEST_BYTES, rereadBatches, rereadChunks, type ChunkSpan, type RereadGroup } from '../../lib/parquet/chunk-copy.js';
+import { PROOF_REQUEST_BYTES, rereadBatches, rereadChunks, rereadHeldBytes, type ChunkSpan, type RereadGroup } from '../../lib/parquet/chunk-copy.js';
 import type { InputFile } from '../../lib/io/file-io.js';
 import { appendRows, deleteRows, updateSchema } from '../../lib/table/operations.js';
 import { LAST_UPDATED_SEQUENCE_NUMBER_FIELD, ROW_ID_FIELD, scanRows } from '../../lib/table/scan.js';
@@ -471,8 +471,10 @@ describe('the proof\'s re-read requests', () => {
     }
     // 15 MiB in one request (it was two of 8 MiB); 40 MiB in three; 5 MiB in one.
     const lengths = reads.map(([from, to]) => to - from);
-    expect(lengths).toEqual([15 * MIB + 4, 16 * MIB, 16 * MIB, 8 * MIB, 5 * MIB]);
+    expect(lengths).toEqual([15 * MIB + 4, 16 * MIB + 4, 16 * MIB + 4, 8 * MIB - 8, 5 * MIB]);
     expect(Math.max(...lengths)).toBeLessThanOrEqual(PROOF_REQUEST_BYTES + 4);
+    // The one read in ranges is held twice while they are joined: the window counts it so.
+    expect(batches.map(rereadHeldBytes)).toEqual([15 * MIB, 80 * MIB, 5 * MIB]);
   });
 
   it('asked for smaller requests, never splits a row group under 8 MiB', async () => {
@@ -481,6 +483,14 @@ describe('the proof\'s re-read requests', () => {
     expect(batches.map((b) => b.groups.length)).toEqual([1, 1, 1]);
     for (const b of batches) await rereadChunks(b);
     expect(reads.map(([from, to]) => to - from)).toEqual([6 * MIB + 4, 6 * MIB, 8 * MIB, 4 * MIB]);
+  });
+
+  it('a first batch of exactly 16 MiB is one request with the leading magic', async () => {
+    const { groups, reads } = rowGroupsOf([10 * MIB, 6 * MIB]);
+    const [batch] = rereadBatches(groups);
+    expect(batch.groups).toHaveLength(2);
+    await rereadChunks(batch);
+    expect(reads).toEqual([[0, 16 * MIB + 4]]);
   });
 });
 

@@ -78,6 +78,12 @@ describe('S3FileIO against moto', () => {
     expect(text(await io.readRange(path, 3, 7))).toBe('3456');
     expect(text(await io.readRange(path, 9, 10))).toBe('9');
     expect(await io.readRange(path, 5, 5)).toEqual(new Uint8Array(0));
+    // A plain Uint8Array, not a Buffer: its slice() is a copy, which callers rely on to let a read go.
+    const range = await io.readRange(path, 2, 8);
+    expect(Buffer.isBuffer(range)).toBe(false);
+    const part = range.slice(1, 3);
+    part[0] = 0x41;
+    expect(text(range)).toBe('234567');
 
     const info = await io.stat(path);
     const [listed] = await collect(io.list(`s3://${bucket}/basic`));

@@ -290,6 +290,19 @@ describe('row-group merge with deleted rows dropped from the pages', () => {
     expect(await reread(probed.file)).toEqual(written(probed.file));
   });
 
+  it('keys probed from a nullable PLAIN column (values after the levels, not 4-byte aligned): the bytes position deletes give', async () => {
+    const paths = variant('flat-v1-zstd-plain', 3, ROWS);
+    // `day` (field 9, INT32, optional) of row p of file f is 2024-01-01 + (f * ROWS + p) % 40 days (parquet_variants.py).
+    const day = (id: number): number => 19723 + (id % 40);
+    const hit = (v: number): boolean => v % 7 === 3;
+    const byPosition = paths.map((_, f) => Array.from({ length: ROWS }, (_, p) => p).filter((p) => hit(day(f * ROWS + p))));
+    const positions = await merge(paths, {}, byPosition);
+    const keys: PageKeyProbe[] = [{ fieldId: 9, keys: { hasLong: () => false, hasInt: hit, nulls: false } }];
+    const probed = await merge(paths, {}, undefined, keys);
+    expect(probed.file.recordCount).toBe(3 * ROWS - byPosition.flat().length);
+    expect(readFileSync(probed.out).equals(readFileSync(positions.out))).toBe(true);
+  });
+
   it('the proof catches a damaged byte of a file with rows dropped', async () => {
     const paths = variant('flat-v2-gzip-dict', 3, ROWS);
     const { file } = await merge(paths, { fault: 'alter-byte' }, deleted);
