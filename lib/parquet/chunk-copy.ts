@@ -25,7 +25,7 @@ import * as pw from 'parquet-wasm';
 import { InvalidFileError, IoError, PackiceError } from '../errors.js';
 import type { FileIO, InputFile } from '../io/file-io.js';
 import { mapLimit } from '../io/map-limit.js';
-import { readWindow, type ReadWindowOptions, type ReadWindowStats } from '../io/read-window.js';
+import { readWindow, type ReadWindowOptions, type ReadWindowStats, type WindowRead } from '../io/read-window.js';
 import type { StructType } from '../iceberg/types.js';
 import {
   annotateUuidColumns, checkLeadingMagic, decodeFooter, leafColumns, PARQUET_MAGIC_BYTES, readFooter, schemaTree, splitOffsets, type FooterRead, type ParquetFooter,
@@ -344,9 +344,13 @@ export type CopyReads = Partial<Omit<ReadWindowOptions, 'ordered'>> & {
   readonly proofBytes?: number;
 };
 
-/** The proof's read window from `reads`. */
-export function proofWindow(reads: CopyReads): ReadWindowOptions {
-  return { ...reads, bytes: reads.proofBytes ?? reads.bytes ?? PROOF_READ_BYTES, ordered: false };
+/**
+ * The proof's re-read of `groups` (row groups of written files): batched by rereadBatches, through a
+ * window of `reads.proofBytes` (else `bytes`, else PROOF_READ_BYTES), handed over as they complete.
+ */
+export function rereadWindow<G extends RereadGroup>(groups: readonly G[], reads: CopyReads = {}, stats?: ReadWindowStats): AsyncGenerator<WindowRead<RereadBatch<G>, Uint8Array[][]>> {
+  const window: ReadWindowOptions = { ...reads, bytes: reads.proofBytes ?? reads.bytes ?? PROOF_READ_BYTES, ordered: false };
+  return readWindow(rereadBatches(groups, reads.requestBytes), rereadHeldBytes, rereadChunks, window, stats);
 }
 
 /**
@@ -568,7 +572,7 @@ export async function* rowGroupDigests(
       groups.push({ input, index, signature, spans: chunkSpans(typedFields(rg)), rows: typedNumber(typedField(typedFields(rg), 3)) });
     });
   }
-  for await (const { item: batch, value } of readWindow(rereadBatches(groups, reads.requestBytes), rereadHeldBytes, rereadChunks, proofWindow(reads), stats)) {
+  for await (const { item: batch, value } of rereadWindow(groups, reads, stats)) {
     for (const [k, g] of batch.groups.entries()) {
       yield { path: g.input.path, rows: g.rows, digest: rowGroupDigest(hasher, g.rows, g.signature, g.spans, value[k]) };
     }

@@ -52,7 +52,7 @@ import { readWindow, type ReadWindowOptions, type ReadWindowStats } from '../io/
 import { indexById } from '../iceberg/schema.js';
 import { isPrimitive, type PrimitiveType, type StructType } from '../iceberg/types.js';
 import {
-  chunkSpans, damaged, DEFAULT_COPY_READ_BYTES, edit, fileTail, OUTPUT_PART_BYTES, OUTPUT_PARTS_IN_FLIGHT, partBytes, proofWindow, readChunks, rereadBatches, rereadChunks, rereadHeldBytes, schemaSignature, type RereadGroup,
+  chunkSpans, damaged, DEFAULT_COPY_READ_BYTES, edit, fileTail, OUTPUT_PART_BYTES, OUTPUT_PARTS_IN_FLIGHT, partBytes, readChunks, rereadWindow, schemaSignature, type RereadGroup,
   type ChunkFault, type ChunkSpan, type CopyPart, type CopyReads, type CopySource, type CopyTemplate, type HeldBytes,
 } from './chunk-copy.js';
 import { DEFAULT_ZSTD_LEVEL, zstdContentSize, type ZstdCodec } from './compression-codec.js';
@@ -2189,13 +2189,12 @@ export async function* mergedDigests(
       groups.push({ input, index, spans: chunkSpans(typedFields(rg)), rows: typedNumber(typedField(typedFields(rg), 3)), leaves, signature, segments: f.rowGroups[index] });
     });
   }
-  const window = proofWindow(options.reads ?? {});
   const fault = (g: Group) => (e: unknown): never => {
     throw fileFault(g.input.path, e, `row group ${g.index} re-read for the proof`);
   };
   const elsewhere: Promise<void>[] = [];
   let last: RereadSegment | undefined;
-  for await (const { item: batch, value } of readWindow(rereadBatches(groups, options.reads?.requestBytes), rereadHeldBytes, rereadChunks, window, options.stats)) {
+  for await (const { item: batch, value } of rereadWindow(groups, options.reads, options.stats)) {
     for (const [k, g] of batch.groups.entries()) {
       let digests: Digest[];
       try {
