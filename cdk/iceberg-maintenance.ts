@@ -44,7 +44,8 @@ import { CommitConflictError, IoError } from '../lib/errors.js';
 import { CATALOGS_ENV, RestProperty, type CatalogProperties } from '../lib/catalog/rest/rest-properties.js';
 import { formatTableName, parseTableName, type TableName } from '../lib/catalog/table-name.js';
 import { MAINTAINED_TABLES_ENV, type MaintainedTable, type TableRetention } from '../lib/pipeline/maintained-table.js';
-import { INLINE_BUDGET_BYTES, INLINE_BUDGET_ENV, PLANS_FOLDER, WORK_LOCATION_ENV } from '../lib/pipeline/plan-payload.js';
+import { lambdaVcpus } from '../lib/compaction/vcpus.js';
+import { INLINE_BUDGET_BYTES, INLINE_BUDGET_ENV, PLANS_FOLDER, STATE_PAYLOAD_LIMIT_BYTES, WORK_LOCATION_ENV } from '../lib/pipeline/plan-payload.js';
 import { FUNCTION_MEMORY_ENV, REPORT_METRICS, REPORTS_FOLDER } from '../lib/pipeline/report-step.js';
 import type { RetentionRequest } from '../lib/pipeline/retention-request.js';
 import { PLAN_HEADER_FIELDS } from '../lib/pipeline/rewrite-request.js';
@@ -164,6 +165,15 @@ export interface IcebergMaintenanceProps {
    * @default memorySize when that is set, else 1769
    */
   readonly rewriteMemorySize?: number;
+  /**
+   * Groups one rewrite invocation takes (the Distributed Map's ItemBatcher), rewritten side by
+   * side, one thread each. Lambda gives one vCPU per 1,769 MB, and one group's rewrite keeps one
+   * busy: at 10,240 MB six groups at once cost per GB what one vCPU does, where one group alone
+   * leaves most of the function idle and costs up to 1.5 times as much (BENCHMARKS.md). Above 1,
+   * every plan goes through the work bucket and the Distributed Map, which batches.
+   * @default the rewrite function's vCPUs: rewriteMemorySize ÷ 1,769, rounded (1 at the default memory: no batching)
+   */
+  readonly rewriteBatchSize?: number;
   /**
    * Timeout of each function: one group's rewrite, one table's expiry, must finish within it.
    * @default Duration.minutes(15)
@@ -441,7 +451,7 @@ export function validateProps(props: IcebergMaintenanceProps): string[] {
     const seconds = timeout.toSeconds();
     if (seconds < 1 || seconds > 900) problems.push(`timeout must be from 1 second to 15 minutes, got ${timeout.toHumanString()}`);
   }
-  for (const name of ['maxConcurrency', 'retentionConcurrency', 'rewriteReservedConcurrency'] as const) {
+  for (const name of ['maxConcurrency', 'retentionConcurrency', 'rewriteReservedConcurrency', 'rewriteBatchSize'] as const) {
     if (!positiveInteger(props[name])) problems.push(`${name} must be a positive integer, got ${props[name]}`);
   }
   const budget = props.inlinePlanBudgetBytes;
@@ -476,6 +486,8 @@ export class IcebergMaintenance extends Construct {
   public readonly planFunction: lambda.Function;
   /** RewriteRequest (the plan's header and one group) → GroupResult. */
   public readonly rewriteFunction: lambda.Function;
+  /** Groups one rewrite invocation takes (`rewriteBatchSize`). */
+  public readonly rewriteBatchSize: number;
   /** `{ plan, results }` → the commit's result; also serves the Report state. */
   public readonly commitFunction: lambda.Function;
   /** S3 Object Created event or `{"tables":"all"}` → compaction executions started. */
@@ -525,6 +537,7 @@ export class IcebergMaintenance extends Construct {
     }
     const memorySize = props.memorySize ?? MAINTENANCE_DEFAULTS.memorySize;
     const rewriteMemorySize = props.rewriteMemorySize ?? props.memorySize ?? MAINTENANCE_DEFAULTS.rewriteMemorySize;
+    this.rewriteBatchSize = props.rewriteBatchSize ?? (Token.isUnresolved(rewriteMemorySize) ? 1 : lambdaVcpus(rewriteMemorySize));
     const timeout = props.timeout ?? MAINTENANCE_DEFAULTS.timeout;
     const tables = props.tables.map(maintainedTable);
     this.tables = props.tables.map((t) => tableScopeOf(t) as TableScope);
@@ -559,7 +572,9 @@ export class IcebergMaintenance extends Construct {
       });
     this.planFunction = fn('PlanFunction', 'plan');
     this.planFunction.addEnvironment(WORK_LOCATION_ENV, workLocation);
-    if (props.inlinePlanBudgetBytes !== undefined) this.planFunction.addEnvironment(INLINE_BUDGET_ENV, String(props.inlinePlanBudgetBytes));
+    // Only the Distributed Map batches: a budget of 0 sends every plan its way.
+    const inlineBudget = this.rewriteBatchSize > 1 ? 0 : props.inlinePlanBudgetBytes;
+    if (inlineBudget !== undefined) this.planFunction.addEnvironment(INLINE_BUDGET_ENV, String(inlineBudget));
     // Sort rewrites spill sorted runs to /tmp (lib/compaction/external-sort.ts).
     this.rewriteFunction = fn('RewriteFunction', 'rewrite', {
       memorySize: rewriteMemorySize,
@@ -820,9 +835,19 @@ export class IcebergMaintenance extends Construct {
     // ResultWriterV2 is behind a feature flag: set it for this state alone rather than ask it of the user's app.
     const storedMapScope = new Construct(this, 'StoredPlanMap');
     storedMapScope.node.setContext(cxapi.STEPFUNCTIONS_USE_DISTRIBUTED_MAP_RESULT_WRITER_V2, true);
+    const batched = this.rewriteBatchSize > 1;
     const rewriteStoredGroups = new sfn.DistributedMap(storedMapScope, 'Rewrite stored groups', {
       itemReader: new sfn.S3JsonItemReader({ bucket: this.workBucket, key: sfn.JsonPath.stringAt('$.plan.groupsFile.key') }),
-      itemSelector,
+      // A RewriteBatch, `{BatchInput: header, Items: groups}`, within the 256 KiB a child's input may hold.
+      ...(batched
+        ? {
+            itemBatcher: new sfn.ItemBatcher({
+              maxItemsPerBatch: this.rewriteBatchSize,
+              maxInputBytesPerBatch: STATE_PAYLOAD_LIMIT_BYTES,
+              batchInput: Object.fromEntries(PLAN_HEADER_FIELDS.map((f) => [`${f}.$`, `$.plan.${f}`])),
+            }),
+          }
+        : { itemSelector }),
       maxConcurrency,
       resultWriterV2: new sfn.ResultWriterV2({ bucket: this.workBucket, prefix: `${WORK_PREFIX}/${MAP_RESULTS_FOLDER}` }),
       // Failed groups are caught inside their child; a child that fails anyway is reported by the commit.
@@ -830,7 +855,7 @@ export class IcebergMaintenance extends Construct {
       mapExecutionType: sfn.StateMachineType.STANDARD,
       resultPath: '$.results',
     });
-    rewriteStoredGroups.itemProcessor(this.rewriteAndCatch(' (stored plan)'), {
+    rewriteStoredGroups.itemProcessor(this.rewriteAndCatch(' (stored plan)', batched), {
       mode: sfn.ProcessorMode.DISTRIBUTED,
       executionType: sfn.ProcessorType.STANDARD,
     });
@@ -881,8 +906,12 @@ export class IcebergMaintenance extends Construct {
     return plan.next(anyGroups);
   }
 
-  /** One group's rewrite; any failure becomes `{groupId, error}`, which the commit reports. */
-  private rewriteAndCatch(suffix: string): sfn.IChainable {
+  /**
+   * One group's rewrite; any failure becomes `{groupId, error}`, which the commit reports. A
+   * batch's rewrite reports its groups' failures itself; one of its own (a timeout) becomes
+   * `{groupIds, error}`, every group of the batch failed.
+   */
+  private rewriteAndCatch(suffix: string, batched = false): sfn.IChainable {
     const rewrite = new tasks.LambdaInvoke(this, `Rewrite${suffix}`, {
       lambdaFunction: this.rewriteFunction,
       outputPath: '$.Payload',
@@ -891,7 +920,7 @@ export class IcebergMaintenance extends Construct {
     rewrite.addRetry(THROTTLING_RETRY);
     // Only `{groupId, error}`: keeping the input would copy the group's file list into the results.
     const groupFailed = new sfn.Pass(this, `Group failed${suffix}`, {
-      parameters: { 'groupId.$': '$.group.id', 'error.$': '$.error' },
+      parameters: batched ? { 'groupIds.$': '$.Items[*].id', 'error.$': '$.error' } : { 'groupId.$': '$.group.id', 'error.$': '$.error' },
     });
     rewrite.addCatch(groupFailed, { errors: [sfn.Errors.ALL], resultPath: '$.error' });
     return rewrite;
@@ -982,13 +1011,15 @@ export function lazyModuleFile(module: string): string {
 
 /**
  * Worker threads a function starts, each bundled alone beside its `index.js`: the rewrite's
- * decode workers (lib/compaction/decode-pool.ts finds `decode-worker.js` beside the bundle) and
- * merge workers (merge-pool.ts, `merge-worker.js`), and the plan's (lib/compaction/plan-pool.ts,
- * `plan-worker.js`).
+ * decode workers (lib/compaction/decode-pool.ts finds `decode-worker.js` beside the bundle),
+ * merge workers (merge-pool.ts, `merge-worker.js`) and a batch's group threads
+ * (lib/pipeline/group-threads.ts, `rewrite-worker.js`), and the plan's
+ * (lib/compaction/plan-pool.ts, `plan-worker.js`).
  */
 export const WORKER_BUNDLES: readonly { readonly step: Step; readonly entry: string; readonly fileName: string }[] = [
   { step: 'rewrite', entry: 'lib/compaction/decode-worker.ts', fileName: 'decode-worker.js' },
   { step: 'rewrite', entry: 'lib/compaction/merge-worker.ts', fileName: 'merge-worker.js' },
+  { step: 'rewrite', entry: 'lib/pipeline/rewrite-worker.ts', fileName: 'rewrite-worker.js' },
   { step: 'plan', entry: 'lib/compaction/plan-worker.ts', fileName: 'plan-worker.js' },
 ];
 

@@ -9,7 +9,7 @@ import { ErrorKind, PackiceError } from '../lib/errors.js';
 import type { CommitStateInput } from '../lib/pipeline/commit-step.js';
 import type { ReportRequest } from '../lib/pipeline/report-step.js';
 import type { RetentionRequest } from '../lib/pipeline/retention-request.js';
-import type { RewriteRequest } from '../lib/pipeline/rewrite-request.js';
+import type { RewriteBatch, RewriteRequest } from '../lib/pipeline/rewrite-request.js';
 import type { StepName } from './log-step.js';
 
 
@@ -20,7 +20,7 @@ export class InvalidEventError extends PackiceError {
   }
 }
 
-export type RewriteEvent = RewriteRequest;
+export type RewriteEvent = RewriteRequest | RewriteBatch;
 
 export type CommitEvent = CommitStateInput;
 
@@ -115,13 +115,25 @@ export function parsePlanEvent(event: unknown): PlanRequest {
   return event as PlanRequest;
 }
 
-/** The rewrite handler's event: a RewriteRequest (the plan's header and one group), one item of the Map state. */
+/**
+ * The rewrite handler's event: a RewriteRequest (the plan's header and one group), one item of
+ * the Map state; or, from a Distributed Map that batches, a RewriteBatch (`{BatchInput, Items}`).
+ */
 export function parseRewriteEvent(event: unknown): RewriteEvent {
   const r = new EventReader('rewrite');
   const request = r.object(event, '');
+  if ('Items' in request || 'BatchInput' in request) {
+    r.header(r.object(request.BatchInput, 'BatchInput'), 'BatchInput');
+    r.array(request.Items, 'Items').forEach((g, i) => r.group(g, `Items[${i}]`));
+    return event as RewriteBatch;
+  }
   r.header(request, '');
   r.group(request.group, 'group');
-  return event as RewriteEvent;
+  return event as RewriteRequest;
+}
+
+export function isRewriteBatch(event: RewriteEvent): event is RewriteBatch {
+  return 'Items' in event;
 }
 
 /**

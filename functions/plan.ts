@@ -12,10 +12,11 @@ export async function handler(event: unknown, context?: LambdaContext): Promise<
     const request = parsePlanEvent(event);
     const plan = await planStep(request);
     const workLocation = process.env[WORK_LOCATION_ENV] || undefined;
-    const budget = Number(process.env[INLINE_BUDGET_ENV]);
+    // 0 stores every plan (a batching rewrite: only the Distributed Map batches).
+    const budget = Number(process.env[INLINE_BUDGET_ENV] || NaN);
     const message = await placePlan(plan, {
       ...(workLocation === undefined ? {} : { workLocation }),
-      ...(Number.isSafeInteger(budget) && budget > 0 ? { inlineBudgetBytes: budget } : {}),
+      ...(Number.isSafeInteger(budget) && budget >= 0 ? { inlineBudgetBytes: budget } : {}),
     });
     return {
       result: message,

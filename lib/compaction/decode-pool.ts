@@ -14,7 +14,7 @@
  * dies fails the read. `close` terminates every worker, whatever happened.
  */
 import { Worker } from 'node:worker_threads';
-import { availableParallelism, totalmem } from 'node:os';
+import { totalmem } from 'node:os';
 import { errorFromJson, errorToJson, IllegalStateError, InvalidArgumentError, type ErrorJson } from '../errors.js';
 import type { FileIO } from '../io/file-io.js';
 import type { TableMetadata } from '../iceberg/table-metadata.js';
@@ -23,6 +23,7 @@ import { readAheadRange } from '../parquet/footer.js';
 import { unpackBatch, type TransferredBatch } from '../parquet/batch-transfer.js';
 import type { LiveBatch } from '../table/scan.js';
 import type { GroupInput } from './messages.js';
+import { vcpus } from './vcpus.js';
 import { workerStart } from './worker-start.js';
 
 /** Table property: decode workers per group rewrite (0: decode on the rewriter's own thread). */
@@ -34,8 +35,6 @@ export const MIN_POOL_DECODE_BYTES = 8 * 1024 * 1024;
 /** Batches a worker may have sent and this thread not yet taken, in bytes (default). */
 export const DEFAULT_WINDOW_BYTES = 32 * 1024 * 1024;
 const MiB = 2 ** 20;
-/** Memory per vCPU on Lambda (its documented 1,769 MB = one vCPU). */
-const LAMBDA_MB_PER_VCPU = 1769;
 
 /** What a worker is started with. */
 export interface DecodeWorkerData {
@@ -202,12 +201,6 @@ export function workersAsked(explicit: number | undefined, metadata: TableMetada
   return asked;
 }
 
-/** The vCPUs this process may use: os.availableParallelism(), on Lambda at most its memory ÷ 1,769 MB (rounded, at least 1). */
-export function vcpus(): number {
-  const cpus = availableParallelism();
-  const lambdaMb = Number(process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE);
-  return Number.isFinite(lambdaMb) && lambdaMb > 0 ? Math.min(cpus, Math.max(1, Math.round(lambdaMb / LAMBDA_MB_PER_VCPU))) : cpus;
-}
 
 interface Slot {
   readonly worker: PoolWorker;

@@ -13,7 +13,8 @@ import { decodeManifestColumns, type ManifestColumns, type PackedColumns, unpack
 import type { ManifestFile } from '../iceberg/manifest-list.js';
 import type { DecodeColumns } from '../iceberg/scan-planning.js';
 import { currentSchema, specsById, type TableMetadata } from '../iceberg/table-metadata.js';
-import { vcpus, workersAsked } from './decode-pool.js';
+import { workersAsked } from './decode-pool.js';
+import { vcpus } from './vcpus.js';
 import { prestartThreads, terminateWhenIdle, workerStart } from './worker-start.js';
 
 /** Table property: worker threads decoding a plan's data manifests (0: on the planner's own thread). */

@@ -1,9 +1,9 @@
-import { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
 import type { CompactionCommitOptions } from '../compaction/commit.js';
 import type { CompactionCommitResult, GroupResult, Plan, PlanRequest } from '../compaction/messages.js';
 import type { RewriteOptions } from '../compaction/rewriter.js';
 import type { FailedGroup } from './group-outcome.js';
+import { rewriteInThreads, type WorkerError } from './group-threads.js';
 import { runTotals, type RunTotals } from './run-totals.js';
 import { commitStep, planStep, rewriteStep } from './steps.js';
 
@@ -38,12 +38,6 @@ export interface RunReport {
    */
   readonly commit: CompactionCommitResult | null;
   readonly summary: RunSummary;
-}
-
-/** A rewrite's error as it crosses from a worker thread. */
-interface WorkerError {
-  readonly name: string;
-  readonly message: string;
 }
 
 /** Plan → rewrite every group (in worker threads) → commit, as the state machine does. */
@@ -84,7 +78,7 @@ export async function runCompaction(request: PlanRequest, options: LocalRunOptio
   } else {
     // Groups already run side by side: by default each gets only the cores left over for decode workers of its own.
     const spare = Math.max(0, Math.floor(availableParallelism() / parallelism) - 1);
-    await rewriteInWorkers(plan, parallelism, { maxDefaultDecodeWorkers: spare, ...options.rewrite }, onDone);
+    await rewriteInThreads(plan, parallelism, { maxDefaultDecodeWorkers: spare, ...options.rewrite }, onDone);
   }
   // Commit in plan order, whatever order the groups finished in.
   const order = new Map(plan.groups.map((g, i) => [g.id, i]));
@@ -92,42 +86,6 @@ export async function runCompaction(request: PlanRequest, options: LocalRunOptio
   const commit = await commitStep({ plan, results: [...results, ...failed] }, options.commit);
   options.onProgress?.({ kind: 'committed', commit });
   return { plan, results, commit, summary: runSummary(plan, results, commit, performance.now() - started) };
-}
-
-async function rewriteInWorkers(
-  plan: Plan,
-  parallelism: number,
-  rewrite: RewriteOptions,
-  onDone: (groupId: string, result?: GroupResult, error?: WorkerError) => void,
-): Promise<void> {
-  const queue = plan.groups.map((g) => g.id);
-  const entry = new URL('../worker-entry.mjs', import.meta.url);
-  // Beside this module: rewrite-worker.ts from the sources, rewrite-worker.js from the build.
-  const module = new URL(`./rewrite-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url).href;
-  await Promise.all(
-    Array.from({ length: parallelism }, () =>
-      new Promise<void>((resolve, reject) => {
-        const worker = new Worker(entry, { workerData: { module, plan, options: rewrite } });
-        let current: string | undefined;
-        const next = (): void => {
-          current = queue.shift();
-          if (current === undefined) {
-            void worker.terminate().then(() => resolve());
-            return;
-          }
-          worker.postMessage({ groupId: current });
-        };
-        worker.on('message', (m: { ready?: boolean; groupId?: string; result?: GroupResult; error?: WorkerError }) => {
-          if (!m.ready) onDone(m.groupId!, m.result, m.error);
-          next();
-        });
-        worker.on('error', (e) => {
-          if (current !== undefined) onDone(current, undefined, { name: e.name, message: e.message });
-          reject(e);
-        });
-      }),
-    ),
-  );
 }
 
 function runSummary(plan: Plan, results: readonly GroupResult[], commit: CompactionCommitResult | null, durationMs: number): RunSummary {

@@ -2,9 +2,9 @@
  * The rewrite results a Distributed Map wrote with its ResultWriter: a `manifest.json` naming
  * result files per status, each a JSON array of child executions with their input and output
  * as JSON text. A rewrite that failed inside its child was caught there and succeeded as a
- * FailedGroup; a child that failed or never ran is one too, so every group reaches the commit.
+ * FailedGroup; a child that failed or never ran is one too (one per group of its batch, where
+ * the Map batches), so every group reaches the commit.
  */
-import type { GroupResult } from '../compaction/messages.js';
 import { ValidationError } from '../errors.js';
 import { fileIOFor, joinPath, type FileIOOptions } from '../io/index.js';
 import type { FailedGroup, RewriteOutcome } from './group-outcome.js';
@@ -43,19 +43,41 @@ export async function readMapResults(output: MapResultWriterOutput, options: Fil
     for (const file of manifest.ResultFiles[status] ?? []) {
       const location = joinPath(`s3://${bucket}`, file.Key);
       const children = parse<ChildExecution[]>(await io.read(location), location);
-      for (const child of children) outcomes.push(outcomeOf(child, status, location));
+      for (const child of children) outcomes.push(...outcomesOf(child, status, location));
     }
   }
   return outcomes;
 }
 
-function outcomeOf(child: ChildExecution, status: string, location: string): RewriteOutcome {
-  if (status === 'SUCCEEDED' && child.Output !== undefined) return parse<GroupResult | FailedGroup>(child.Output, location);
-  const input = child.Input === undefined ? undefined : parse<{ group?: { id?: unknown } }>(child.Input, location);
-  const groupId = input?.group?.id;
-  if (typeof groupId !== 'string') throw new ValidationError(`map result ${location}: a child execution without its group's id`, { path: location });
+/**
+ * A child's groups' outcomes. A child ran one group (`{group}` in, a GroupResult or FailedGroup
+ * out) or, where the Map batches, several (`{BatchInput, Items}` in, an array out, or
+ * `{groupIds, error}` when its Catch took the batch's failure).
+ */
+function outcomesOf(child: ChildExecution, status: string, location: string): RewriteOutcome[] {
+  if (status === 'SUCCEEDED' && child.Output !== undefined) {
+    const output = parse<RewriteOutcome | RewriteOutcome[] | BatchFailed>(child.Output, location);
+    if (Array.isArray(output)) return output;
+    if ('groupIds' in output) return groupIds(output.groupIds, location).map((groupId) => ({ groupId, error: output.error }));
+    return [output];
+  }
+  const input = child.Input === undefined ? undefined : parse<{ group?: { id?: unknown }; Items?: unknown }>(child.Input, location);
+  const ids = Array.isArray(input?.Items) ? groupIds(input.Items.map((g: { id?: unknown } | null) => g?.id), location) : groupIds([input?.group?.id], location);
   const error = status === 'PENDING' ? { Error: 'States.NotRun', Cause: 'the Map run ended before this group ran' } : { Error: child.Error, Cause: child.Cause };
-  return { groupId, error };
+  return ids.map((groupId) => ({ groupId, error }));
+}
+
+/** What the batch's Catch leaves: every group of the batch failed with the one error. */
+interface BatchFailed {
+  readonly groupIds: readonly unknown[];
+  readonly error: FailedGroup['error'];
+}
+
+function groupIds(ids: readonly unknown[], location: string): readonly string[] {
+  if (!ids.every((id): id is string => typeof id === 'string')) {
+    throw new ValidationError(`map result ${location}: a child execution without its group's id`, { path: location });
+  }
+  return ids;
 }
 
 function parse<T>(bytes: Uint8Array | string, location: string): T {

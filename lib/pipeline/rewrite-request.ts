@@ -27,11 +27,30 @@ export function rewriteRequestOf(plan: Plan, groupId: string): RewriteRequest {
   return { ...planHeaderOf(plan), group };
 }
 
+/**
+ * Several groups for one rewrite function, as a Distributed Map's ItemBatcher hands them to its
+ * child: the plan's header as `BatchInput`, the groups as `Items` (where Lambda gives the
+ * function more than one vCPU, it rewrites them side by side: rewrite-step.ts rewriteBatchStep).
+ */
+export interface RewriteBatch {
+  readonly BatchInput: PlanHeader;
+  readonly Items: readonly FileGroup[];
+}
+
 /** The request as a one-group plan, the shape lib/compaction's rewriter reads its policy and snapshot from. */
 export function oneGroupPlan(request: RewriteRequest): Plan {
+  return headerPlan(request, [request.group]);
+}
+
+/** A batch as a plan of its groups. */
+export function batchPlan(batch: RewriteBatch): Plan {
+  return headerPlan(batch.BatchInput, batch.Items);
+}
+
+function headerPlan(header: PlanHeader, groups: readonly FileGroup[]): Plan {
   return {
-    ...planHeaderOf(request),
-    groups: [request.group],
+    ...planHeaderOf(header),
+    groups: [...groups],
     // The rewriter reads neither; the table-wide figures stay with the planner.
     summary: { dataFilesBefore: 0, dataFilesAfter: 0, deleteFilesBefore: 0, deleteFilesAfter: 0, bytesBefore: 0, bytesAfter: 0, rewriteRatio: 0 },
     skipped: [],

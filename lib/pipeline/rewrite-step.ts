@@ -1,7 +1,12 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { vcpus } from '../compaction/vcpus.js';
 import type { GroupResult } from '../compaction/messages.js';
 import { rewriteGroup, type RewriteOptions } from '../compaction/rewriter.js';
+import { IoError } from '../errors.js';
+import type { FailedGroup, RewriteOutcome } from './group-outcome.js';
+import { rewriteInThreads, type WorkerError } from './group-threads.js';
 import { openTable } from './open-table.js';
-import { oneGroupPlan, type RewriteRequest } from './rewrite-request.js';
+import { batchPlan, oneGroupPlan, planHeaderOf, type RewriteBatch, type RewriteRequest } from './rewrite-request.js';
 
 /**
  * Rewrites one group. The table may have moved on since the plan, but the group's inputs and
@@ -10,4 +15,72 @@ import { oneGroupPlan, type RewriteRequest } from './rewrite-request.js';
 export async function rewriteGroupStep(request: RewriteRequest, options: RewriteOptions = {}): Promise<GroupResult> {
   const table = await openTable(request.table);
   return rewriteGroup(table.io, table.metadata, oneGroupPlan(request), request.group, options);
+}
+
+/**
+ * The rewrite state's retry of an IoError (cdk IO_RETRY: two more attempts, 5 s then 10 s apart),
+ * applied here to a batch's groups one by one: a group that failed on I/O is rewritten again, and
+ * the others are not redone.
+ */
+export const BATCH_IO_RETRY = { attempts: 2, firstWaitMs: 5_000 } as const;
+
+export interface RewriteBatchOptions extends RewriteOptions {
+  /** vCPUs to use (default: this process's, on Lambda its memory's: decode-pool.ts vcpus). */
+  readonly vcpus?: number;
+  /** @default BATCH_IO_RETRY.firstWaitMs (doubling) */
+  readonly retryWaitMs?: number;
+  /** Called with the groups about to be rewritten again, before the wait. */
+  readonly onRetry?: (groupIds: readonly string[]) => Promise<void> | void;
+}
+
+/**
+ * Rewrites a batch's groups, one outcome per group in the batch's order. With more than one vCPU
+ * they run side by side, one thread each (group-threads.ts), and vCPUs left over go to each
+ * group's merge workers; a 10,240 MB Lambda's six vCPUs rewrite six groups at once at the cost
+ * per GB of one vCPU. A group that fails is a FailedGroup (as the Map state's Catch leaves one),
+ * after the retries its IoError is given, and the others stand.
+ */
+export async function rewriteBatchStep(batch: RewriteBatch, options: RewriteBatchOptions = {}): Promise<RewriteOutcome[]> {
+  const { vcpus: cpus = vcpus(), retryWaitMs = BATCH_IO_RETRY.firstWaitMs, onRetry, ...rewrite } = options;
+  const plan = batchPlan(batch);
+  const outcomes = new Map<string, RewriteOutcome>();
+  const done = (groupId: string, result?: GroupResult, error?: WorkerError): void => {
+    outcomes.set(groupId, result ?? failedGroup(groupId, error ?? { name: 'Error', message: 'the rewrite thread gave no answer' }));
+  };
+  let pending = plan.groups;
+  for (let attempt = 0; ; attempt++) {
+    const parallelism = Math.min(cpus, pending.length);
+    if (parallelism <= 1) {
+      for (const group of pending) {
+        try {
+          done(group.id, await rewriteGroupStep({ ...planHeaderOf(plan), group }, rewrite));
+        } catch (e) {
+          done(group.id, undefined, errorOf(e));
+        }
+      }
+    } else {
+      const spare = Math.max(0, Math.floor(cpus / parallelism) - 1);
+      await rewriteInThreads({ ...plan, groups: pending }, parallelism, { maxDefaultDecodeWorkers: spare, ...rewrite }, done).catch((e: unknown) => {
+        for (const g of pending) if (!outcomes.has(g.id)) done(g.id, undefined, errorOf(e));
+      });
+    }
+    const again = pending.filter((g) => {
+      const outcome = outcomes.get(g.id);
+      return outcome !== undefined && 'error' in outcome && typeof outcome.error === 'object' && outcome.error.Error === IoError.name;
+    });
+    if (again.length === 0 || attempt === BATCH_IO_RETRY.attempts) break;
+    await onRetry?.(again.map((g) => g.id));
+    await sleep(retryWaitMs * 2 ** attempt);
+    for (const g of again) outcomes.delete(g.id);
+    pending = again;
+  }
+  return plan.groups.map((g) => outcomes.get(g.id) ?? failedGroup(g.id, { name: 'Error', message: 'not rewritten' }));
+}
+
+function failedGroup(groupId: string, error: WorkerError): FailedGroup {
+  return { groupId, error: { Error: error.name, Cause: error.message } };
+}
+
+function errorOf(e: unknown): WorkerError {
+  return e instanceof Error ? { name: e.name, message: e.message } : { name: 'Error', message: String(e) };
 }

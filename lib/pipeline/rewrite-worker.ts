@@ -1,7 +1,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { RewriteOptions } from '../compaction/rewriter.js';
 import type { Plan } from '../compaction/messages.js';
-import { rewriteStep } from './steps.js';
+import { rewriteRequestOf } from './rewrite-request.js';
+import { rewriteGroupStep } from './rewrite-step.js';
 
 /** One rewriter per thread: takes {plan, groupId} jobs, answers {groupId, result | error}. */
 interface Job {
@@ -10,7 +11,7 @@ interface Job {
 
 const { plan, options } = workerData as { plan: Plan; options: RewriteOptions };
 parentPort!.on('message', (job: Job) => {
-  rewriteStep({ plan, groupId: job.groupId }, options).then(
+  rewriteGroupStep(rewriteRequestOf(plan, job.groupId), options).then(
     (result) => parentPort!.postMessage({ groupId: job.groupId, result }),
     (e: unknown) =>
       parentPort!.postMessage({

@@ -101,6 +101,16 @@ function resourcesOf(statements: Statement[]): string[] {
 
 type Definition = { StartAt: string; States: Record<string, Record<string, Json>> };
 
+/** The plan's header, as a RewriteRequest's or a batch's BatchInput takes it from the state. */
+const HEADER_PATHS = {
+  'table.$': '$.plan.table',
+  'policy.$': '$.plan.policy',
+  'startingSnapshotId.$': '$.plan.startingSnapshotId',
+  'startingSequenceNumber.$': '$.plan.startingSequenceNumber',
+  'formatVersion.$': '$.plan.formatVersion',
+  'createdAtMs.$': '$.plan.createdAtMs',
+} as const;
+
 /** The compaction state machine (`StateMachine…`) or the retention one (`RetentionStateMachine…`). */
 function stateMachineOf(which: 'compaction' | 'retention'): [string, Resource] {
   const named = ofType('AWS::StepFunctions::StateMachine').filter(([id]) => /RetentionStateMachine/.test(id) === (which === 'retention'));
@@ -237,15 +247,7 @@ describe('IcebergMaintenance template', () => {
     expect(d.States['Nothing to compact']).toEqual({ Type: 'Succeed' });
 
     // Each item is a RewriteRequest: the plan's header and one group, never the whole plan.
-    const itemSelector = {
-      'table.$': '$.plan.table',
-      'policy.$': '$.plan.policy',
-      'startingSnapshotId.$': '$.plan.startingSnapshotId',
-      'startingSequenceNumber.$': '$.plan.startingSequenceNumber',
-      'formatVersion.$': '$.plan.formatVersion',
-      'createdAtMs.$': '$.plan.createdAtMs',
-      'group.$': '$$.Map.Item.Value',
-    };
+    const itemSelector = { ...HEADER_PATHS, 'group.$': '$$.Map.Item.Value' };
     const map = d.States['Rewrite groups'];
     expect(map).toMatchObject({ Type: 'Map', MaxConcurrency: 7, ItemsPath: '$.plan.groups', ItemSelector: itemSelector, ResultPath: '$.results', Next: 'Commit' });
     expect(JSON.stringify(map.ItemSelector)).not.toContain('"$.plan"');
@@ -374,6 +376,35 @@ describe('IcebergMaintenance template', () => {
     expect(memory({})).toEqual({ plan: 2048, rewrite: 1769, commit: 2048, trigger: 2048, expire: 2048, orphans: 2048 });
     expect(memory({ memorySize: 3008 }).rewrite).toBe(3008);
     expect(memory({ memorySize: 3008, rewriteMemorySize: 1769 })).toMatchObject({ plan: 3008, rewrite: 1769 });
+  });
+
+  it('batches groups to a rewrite function of more than one vCPU: every plan stored, the Distributed Map\'s ItemBatcher gives it one group per vCPU, a failed batch fails each of its groups', () => {
+    const synth = (props: Partial<IcebergMaintenanceProps>): { maintenance: IcebergMaintenance; d: Definition; planEnv: Record<string, Json> } => {
+      const stack = new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Batch');
+      const maintenance = new IcebergMaintenance(stack, 'Maintenance', { tables: [{ location: 's3://lake-b/t' }], ...props });
+      const t = Template.fromStack(stack).toJSON() as { Resources: Record<string, Resource> };
+      const machine = Object.values(t.Resources).find((r) => r.Type === 'AWS::StepFunctions::StateMachine' && JSON.stringify(r).includes('Rewrite stored groups'))!;
+      const d = JSON.parse(flatten(machine.Properties.DefinitionString as Json)) as Definition;
+      const plan = Object.values(t.Resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Description === 'packice maintenance: plan')!;
+      return { maintenance, d, planEnv: (plan.Properties.Environment as { Variables: Record<string, Json> }).Variables };
+    };
+    for (const [props, size] of [[{ rewriteMemorySize: 10240 }, 6], [{ rewriteMemorySize: 3538 }, 2], [{ rewriteBatchSize: 3 }, 3]] as const) {
+      const { maintenance, d, planEnv } = synth(props);
+      expect(maintenance.rewriteBatchSize).toBe(size);
+      expect(planEnv.PACKICE_INLINE_BUDGET_BYTES).toBe('0');
+      const stored = d.States['Rewrite stored groups'];
+      expect(stored.ItemBatcher).toEqual({ MaxItemsPerBatch: size, MaxInputBytesPerBatch: 256 * 1024, BatchInput: HEADER_PATHS });
+      expect(stored).not.toHaveProperty('ItemSelector');
+      const inner = (stored.ItemProcessor as { States: Record<string, Record<string, Json>> }).States;
+      expect(inner['Group failed (stored plan)']).toEqual({ Type: 'Pass', Parameters: { 'groupIds.$': '$.Items[*].id', 'error.$': '$.error' }, End: true });
+    }
+    for (const props of [{}, { rewriteMemorySize: 2048 }, { rewriteMemorySize: 10240, rewriteBatchSize: 1 }]) {
+      const { maintenance, d, planEnv } = synth(props);
+      expect(maintenance.rewriteBatchSize).toBe(1);
+      expect(planEnv).not.toHaveProperty('PACKICE_INLINE_BUDGET_BYTES');
+      expect(d.States['Rewrite stored groups']).not.toHaveProperty('ItemBatcher');
+    }
+    expect(() => synth({ rewriteBatchSize: 0 })).toThrow(/rewriteBatchSize must be a positive integer, got 0/);
   });
 
   it('grants the tables\' KMS keys: decrypt to the readers, encrypt and decrypt to the writers', () => {

@@ -314,3 +314,99 @@ describe('the synthesized retention state machine, started as its schedule start
     expect(await s3.exists(stray)).toBe(true);
   });
 });
+
+describe('the synthesized compaction state machine of a 10,240 MB rewrite function, which batches groups', () => {
+  let batching: PackiceStack;
+  let batchingDeployment: LocalDeployment;
+  let machine: LocalStateMachine;
+
+  beforeAll(async () => {
+    const app = new App({ outdir: tempDir('packice-sfn-batch-') });
+    batching = new PackiceStack(app, 'PackiceBatching', { maintenance: { tables: [{ location: `s3://${tableBucket}/warehouse/db/batched` }], rewriteMemorySize: 10240 } });
+    batchingDeployment = await LocalDeployment.deploy(batching, { functionS3Endpoint: interposer.endpoint });
+    machine = batchingDeployment.stateMachine(batching.maintenance.stateMachine);
+  });
+
+  afterAll(async () => {
+    await batchingDeployment?.dispose();
+  });
+
+  /** The rewrite invocations' batches: each `{BatchInput, Items}`, and the ids of its groups. */
+  function batchesOf(execution: Execution): { payload: { BatchInput: Record<string, unknown>; Items: { id: string }[] }; ids: string[] }[] {
+    return invocationsOf(execution, 'Rewrite (stored plan)').map((r) => {
+      const payload = r.payload as { BatchInput: Record<string, unknown>; Items: { id: string }[] };
+      return { payload, ids: payload.Items.map((g) => g.id) };
+    });
+  }
+
+  it('sends every plan through the Distributed Map, six groups to a rewrite (its vCPUs), and commits them all', async () => {
+    // Prepare: 8 groups, a plan far under the inline budget.
+    const location = `s3://${tableBucket}/warehouse/db/batched`;
+    await wideTable(s3, location, 8);
+    const before = await liveRows(s3, location);
+
+    // Act
+    const execution = await machine.run({ table: { location }, policy: POLICY });
+
+    // Assess
+    expect(execution).toMatchObject({ status: 'SUCCEEDED' });
+    expect(batching.maintenance.rewriteBatchSize).toBe(6);
+    const [planned] = invocationsOf(execution, 'Plan');
+    const message = planned.result as unknown as PlanMessage;
+    expect(isStoredPlan(message)).toBe(true);
+    const plan = await loadPlan(message, { s3Endpoint: testS3Endpoint() });
+    expect(plan.groups).toHaveLength(8);
+    const batches = batchesOf(execution);
+    expect(batches.map((b) => b.ids.length).sort()).toEqual([2, 6]);
+    expect(batches.flatMap((b) => b.ids).sort()).toEqual(plan.groups.map((g) => g.id).sort());
+    for (const { payload } of batches) {
+      expect(payload.BatchInput).toMatchObject({ table: { location }, startingSnapshotId: plan.startingSnapshotId, formatVersion: 2 });
+      expect(payload.BatchInput).not.toHaveProperty('groups');
+    }
+    const after = await afterRun(execution, location);
+    expect([...after.result.committedGroups].sort()).toEqual(plan.groups.map((g) => g.id).sort());
+    expect(after.result.abortedGroups).toEqual([]);
+    expect(after.report.groups).toEqual({ planned: 8, committed: 8, aborted: 0 });
+    expect(after.files).toEqual({ data: 8, deletes: 0 });
+    expect(after.rows).toEqual(before);
+  });
+
+  it('reports a group of a batch whose input was corrupted after planning; the batch\'s other groups commit', async () => {
+    // Prepare: after Plan, one data file of the third group is overwritten with bytes that are not Parquet.
+    const location = `s3://${tableBucket}/warehouse/db/batched-corrupted`;
+    await wideTable(s3, location, 4);
+    const before = await liveRows(s3, location);
+    let victim: { groupId: string; path: string; bytes: Uint8Array } | undefined;
+    const hooks = {
+      async afterInvoke(call: { state: string }, outcome: { result?: unknown }) {
+        if (call.state !== 'Plan') return;
+        const group = (await loadPlan(outcome.result as PlanMessage, { s3Endpoint: testS3Endpoint() })).groups[2];
+        const path = group.inputs[0].file.filePath;
+        victim = { groupId: group.id, path, bytes: await s3.read(path) };
+        await s3.write(path, new Uint8Array(victim.bytes.byteLength).fill(0x2a));
+      },
+    };
+
+    // Act
+    const execution = await machine.run({ table: { location }, policy: POLICY }, { hooks });
+    await s3.write(victim!.path, victim!.bytes);
+
+    // Assess: one rewrite of the four groups; it answers for each, the corrupted one failed.
+    expect(execution).toMatchObject({ status: 'SUCCEEDED' });
+    const [batch] = batchesOf(execution);
+    expect(batchesOf(execution)).toHaveLength(1);
+    expect(batch.ids).toHaveLength(4);
+    const [rewrite] = invocationsOf(execution, 'Rewrite (stored plan)');
+    const outcomes = rewrite.result as unknown as { groupId: string; error?: { Error: string; Cause: string } }[];
+    expect(outcomes.map((o) => o.groupId)).toEqual(batch.ids);
+    expect(outcomes.filter((o) => o.error).map((o) => [o.groupId, o.error!.Error])).toEqual([[victim!.groupId, 'InvalidFileError']]);
+    const after = await afterRun(execution, location);
+    expect(after.result.committedGroups).toHaveLength(3);
+    expect(after.result.committedGroups).not.toContain(victim!.groupId);
+    expect(after.result.abortedGroups).toEqual([{ groupId: victim!.groupId, reason: expect.stringMatching(/^rewrite failed: InvalidFileError: /) }]);
+    expect(after.report.groups).toEqual({ planned: 4, committed: 3, aborted: 1 });
+    // Three partitions compacted (2 files into 1), the corrupted one's two files untouched.
+    expect(after.files).toEqual({ data: 5, deletes: 0 });
+    expect(after.rows).toEqual(before);
+  });
+});

@@ -6,6 +6,7 @@
  * equals the rewrite's on this thread. The plan function likewise, with `plan-worker.js`.
  */
 import { spawnSync } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { copyFileSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -20,7 +21,7 @@ import { planCompaction } from '../../lib/compaction/planner.js';
 import { rewriteGroup } from '../../lib/compaction/rewriter.js';
 import { LocalFileIO } from '../../lib/io/local.js';
 import { zstdCodec } from '../../lib/parquet/compression-codec.js';
-import { rewriteRequestOf } from '../../lib/pipeline/rewrite-request.js';
+import { planHeaderOf, rewriteRequestOf } from '../../lib/pipeline/rewrite-request.js';
 import { createNewTable } from '../../lib/table/operations.js';
 import { REPO_ROOT, tempDir } from '../support/fixtures.js';
 import { fillSmallTable, SMALL_TABLE_SPEC } from '../support/small-table.js';
@@ -42,7 +43,7 @@ function bundle(step: 'rewrite' | 'plan', ...worker: string[]): string {
 
 describe('the rewrite bundle', () => {
   it('merges small row groups page by page where it has a native ZSTD (node:zlib: Node 22, the Lambda\'s), on merge workers started from merge-worker.js, as this thread does', async () => {
-    const dir = bundle('rewrite', 'decode-worker.js', 'merge-worker.js');
+    const dir = bundle('rewrite', 'decode-worker.js', 'merge-worker.js', 'rewrite-worker.js');
     const location = join(tempDir(), 'bundle-merge');
     const t = await fillSmallTable(await createNewTable(io, location, { formatVersion: 2, ...SMALL_TABLE_SPEC, properties: { [DECODE_WORKERS_PROPERTY]: '2' } }));
     const plan = await planCompaction(io, t.metadata, { table: { location }, policy: { minInputFiles: 2 } });
@@ -70,7 +71,7 @@ describe('the rewrite bundle', () => {
   });
 
   it('starts its decode workers from decode-worker.js beside index.js, and rewrites as this thread does', async () => {
-    const dir = bundle('rewrite', 'decode-worker.js', 'merge-worker.js');
+    const dir = bundle('rewrite', 'decode-worker.js', 'merge-worker.js', 'rewrite-worker.js');
 
     const location = join(tempDir(), 'bundle-workers');
     // Every input decoded: where the bundle has a native ZSTD (node:zlib on Node 22, the Lambda's) its small
@@ -101,6 +102,39 @@ describe('the rewrite bundle', () => {
         const here = await rewriteGroup(io, t.metadata, plan, g, { decodeWorkers: 0 });
         expect(results[i].checksums).toEqual(here.checksums);
         expect(results[i].outputs.map((o) => readFileSync(o.filePath).equals(readFileSync(here.outputs[0].filePath)))).toEqual([true]);
+      }
+    } finally {
+      if (previous === undefined) delete process.env.PACKICE_ZSTD;
+      else process.env.PACKICE_ZSTD = previous;
+    }
+  });
+});
+
+describe('the rewrite bundle, given a batch', () => {
+  it('rewrites the batch\'s groups side by side on threads started from rewrite-worker.js beside index.js, as this thread does', async () => {
+    const dir = bundle('rewrite', 'decode-worker.js', 'merge-worker.js', 'rewrite-worker.js');
+    const location = join(tempDir(), 'bundle-batch');
+    const t = await fillSmallTable(await createNewTable(io, location, { formatVersion: 2, ...SMALL_TABLE_SPEC }));
+    const plan = await planCompaction(io, t.metadata, { table: { location }, policy: { minInputFiles: 2 } });
+    expect(plan.groups.length).toBe(2);
+    const batch = JSON.parse(JSON.stringify({ BatchInput: planHeaderOf(plan), Items: plan.groups })) as unknown;
+
+    const zstd = zstdCodec('zlib') ? 'zlib' : 'wasm';
+    const { started, results } = JSON.parse(runHandler(dir, [batch], { PACKICE_ZSTD: zstd, AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '10240' })) as {
+      started: string[];
+      results: GroupResult[][];
+    };
+    // One thread per group where this machine has the vCPUs (a 10,240 MB Lambda has six); else one after another here.
+    expect(started).toEqual(availableParallelism() >= 2 ? ['rewrite-worker.js', 'rewrite-worker.js'] : []);
+    const [outcomes] = results;
+    expect(outcomes.map((r) => r.groupId)).toEqual(plan.groups.map((g) => g.id));
+    const previous = process.env.PACKICE_ZSTD;
+    process.env.PACKICE_ZSTD = zstd;
+    try {
+      for (const [i, g] of plan.groups.entries()) {
+        const here = await rewriteGroup(io, t.metadata, plan, g, { decodeWorkers: 0 });
+        expect(outcomes[i].checksums).toEqual(here.checksums);
+        expect(outcomes[i].outputs.map((o, k) => readFileSync(o.filePath).equals(readFileSync(here.outputs[k].filePath)))).toEqual(here.outputs.map(() => true));
       }
     } finally {
       if (previous === undefined) delete process.env.PACKICE_ZSTD;

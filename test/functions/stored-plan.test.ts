@@ -21,6 +21,7 @@ import {
   WORK_LOCATION_ENV,
   type StoredPlan,
 } from '../../lib/pipeline/plan-payload.js';
+import { readMapResults } from '../../lib/pipeline/map-results.js';
 import { PLAN_HEADER_FIELDS, type RewriteRequest } from '../../lib/pipeline/rewrite-request.js';
 import { freshBucket, testS3Endpoint } from '../support/s3.js';
 import { fileCounts, liveRows, smallTable } from '../support/small-table.js';
@@ -109,5 +110,39 @@ describe('a stored plan through the Distributed Map files', () => {
     expect(commit.abortedGroups).toEqual([{ groupId: full.groups[1].id, reason: 'rewrite failed: States.Timeout: the child execution timed out' }]);
     expect(await fileCounts(s3, location)).toEqual({ data: 5, deletes: 1 });
     expect(await liveRows(s3, location)).toEqual(before);
+  });
+
+  it('reads a batching Map\'s results: a batch\'s outcomes, a batch its Catch failed whole, a failed child\'s batch, each group once', async () => {
+    // Prepare: what the ResultWriter writes for three batches (the child inputs `{BatchInput, Items}`).
+    const s3 = new S3FileIO({ endpoint: testS3Endpoint() });
+    const bucket = await freshBucket();
+    const run = 'packice/map-results/run-b';
+    const batch = (...ids: string[]): string => JSON.stringify({ BatchInput: { table: { location: 's3://t/x' } }, Items: ids.map((id) => ({ id, inputs: [] })) });
+    const done = { groupId: 'g1', outputs: [], obsoleteDeletes: [], checksums: { rowsIn: '1', rowsOut: '1', hashIn: 'a', hashOut: 'a' } };
+    const caught = { groupId: 'g2', error: { Error: 'InvalidFileError', Cause: 'not a Parquet file' } };
+    const timeout = { Error: 'States.Timeout', Cause: 'the task timed out' };
+    const put = (key: string, value: unknown): Promise<void> => s3.write(`s3://${bucket}/${key}`, new TextEncoder().encode(JSON.stringify(value)));
+    await put(`${run}/SUCCEEDED_0.json`, [
+      { Input: batch('g1', 'g2'), Output: JSON.stringify([done, caught]), Status: 'SUCCEEDED' },
+      { Input: batch('g3', 'g4'), Output: JSON.stringify({ groupIds: ['g3', 'g4'], error: timeout }), Status: 'SUCCEEDED' },
+    ]);
+    await put(`${run}/FAILED_0.json`, [{ Input: batch('g5', 'g6'), Status: 'FAILED', Error: 'States.Runtime', Cause: 'the child failed' }]);
+    await put(`${run}/manifest.json`, {
+      DestinationBucket: bucket,
+      ResultFiles: { FAILED: [{ Key: `${run}/FAILED_0.json` }], PENDING: [], SUCCEEDED: [{ Key: `${run}/SUCCEEDED_0.json` }] },
+    });
+
+    // Act
+    const outcomes = await readMapResults({ ResultWriterDetails: { Bucket: bucket, Key: `${run}/manifest.json` } }, { s3Endpoint: testS3Endpoint() });
+
+    // Assess
+    expect(outcomes).toEqual([
+      done,
+      caught,
+      { groupId: 'g3', error: timeout },
+      { groupId: 'g4', error: timeout },
+      { groupId: 'g5', error: { Error: 'States.Runtime', Cause: 'the child failed' } },
+      { groupId: 'g6', error: { Error: 'States.Runtime', Cause: 'the child failed' } },
+    ]);
   });
 });

@@ -1,0 +1,108 @@
+/**
+ * A rewrite function's batch (lib/pipeline/rewrite-step.ts rewriteBatchStep): its groups side by
+ * side on threads or one after another, an outcome per group in the batch's order, a failed group
+ * failing alone, and an IoError retried for its group only.
+ */
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import type { GroupResult, Plan } from '../../lib/compaction/messages.js';
+import { LocalFileIO } from '../../lib/io/local.js';
+import type { FailedGroup, RewriteOutcome } from '../../lib/pipeline/group-outcome.js';
+import { planStep } from '../../lib/pipeline/plan-step.js';
+import { planHeaderOf, type RewriteBatch } from '../../lib/pipeline/rewrite-request.js';
+import { rewriteBatchStep } from '../../lib/pipeline/rewrite-step.js';
+import { tempDir } from '../support/fixtures.js';
+import { smallTable } from '../support/small-table.js';
+
+const POLICY = { minInputFiles: 2 } as const;
+
+async function plannedBatch(): Promise<{ plan: Plan; batch: RewriteBatch }> {
+  const location = `${tempDir('packice-batch-')}/table`;
+  await smallTable(new LocalFileIO(), location, 2);
+  const plan = await planStep({ table: { location }, policy: POLICY });
+  return { plan, batch: { BatchInput: planHeaderOf(plan), Items: plan.groups } };
+}
+
+const localPath = (p: string): string => (p.startsWith('file:') ? fileURLToPath(p) : p);
+const results = (outcomes: readonly RewriteOutcome[]): GroupResult[] => outcomes.filter((o): o is GroupResult => !('error' in o));
+
+describe('rewriteBatchStep', () => {
+  it('rewrites a batch on two threads as it does on one: the same outcomes in the batch\'s order', async () => {
+    // Prepare
+    const { plan, batch } = await plannedBatch();
+    expect(plan.groups.length).toBeGreaterThanOrEqual(2);
+
+    // Act
+    const threads = await rewriteBatchStep(batch, { vcpus: 2 });
+    const inline = await rewriteBatchStep(batch, { vcpus: 1 });
+
+    // Assess
+    for (const outcomes of [threads, inline]) {
+      expect(outcomes.map((o) => o.groupId)).toEqual(plan.groups.map((g) => g.id));
+      expect(results(outcomes)).toHaveLength(plan.groups.length);
+    }
+    expect(results(threads).map((r) => r.checksums)).toEqual(results(inline).map((r) => r.checksums));
+  });
+
+  it('fails only the group whose input is corrupt; the others stand', async () => {
+    // Prepare
+    const { plan, batch } = await plannedBatch();
+    const victim = plan.groups[1];
+    writeFileSync(localPath(victim.inputs[0].file.filePath), Buffer.alloc(200, 0x2a));
+
+    // Act
+    const outcomes = await rewriteBatchStep(batch, { vcpus: 2 });
+
+    // Assess
+    expect(outcomes.map((o) => o.groupId)).toEqual(plan.groups.map((g) => g.id));
+    const failed = outcomes.filter((o): o is FailedGroup => 'error' in o);
+    expect(failed).toEqual([{ groupId: victim.id, error: { Error: 'InvalidFileError', Cause: expect.stringContaining(victim.inputs[0].file.filePath.replace(/^file:\/\//, '')) } }]);
+    expect(results(outcomes)).toHaveLength(plan.groups.length - 1);
+  });
+
+  it.each([1, 2])('rewrites again, after a wait, a group that failed with an IoError, and only that group (%i vCPUs)', async (vcpus) => {
+    // Prepare: one input of the second group is a directory while the first attempt runs (IoError: "it is a directory").
+    const { plan, batch } = await plannedBatch();
+    const victim = plan.groups[1];
+    const path = localPath(victim.inputs[0].file.filePath);
+    const bytes = readFileSync(path);
+    renameSync(path, `${path}.away`);
+    mkdirSync(path);
+    const retried: (readonly string[])[] = [];
+
+    // Act: before the retry, the file is put back.
+    const outcomes = await rewriteBatchStep(batch, {
+      vcpus,
+      retryWaitMs: 1,
+      onRetry: (ids) => {
+        retried.push(ids);
+        rmSync(path, { recursive: true });
+        writeFileSync(path, bytes);
+      },
+    });
+
+    // Assess
+    expect(retried).toEqual([[victim.id]]);
+    expect(outcomes.map((o) => o.groupId)).toEqual(plan.groups.map((g) => g.id));
+    expect(results(outcomes)).toHaveLength(plan.groups.length);
+  });
+
+  it('gives up after two retries: the group fails with its IoError', async () => {
+    // Prepare
+    const { plan, batch } = await plannedBatch();
+    const victim = plan.groups[0];
+    const path = localPath(victim.inputs[0].file.filePath);
+    rmSync(path);
+    mkdirSync(path);
+    const retried: (readonly string[])[] = [];
+
+    // Act
+    const outcomes = await rewriteBatchStep(batch, { vcpus: 1, retryWaitMs: 1, onRetry: (ids) => void retried.push(ids) });
+
+    // Assess
+    expect(retried).toEqual([[victim.id], [victim.id]]);
+    expect(outcomes[0]).toEqual({ groupId: victim.id, error: { Error: 'IoError', Cause: expect.stringContaining('directory') } });
+    expect(results(outcomes)).toHaveLength(plan.groups.length - 1);
+  });
+});
