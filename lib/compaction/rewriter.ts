@@ -52,6 +52,8 @@ export interface RewriteFaults {
   readonly failAfterOutputs?: number;
   /** Damage the first column chunk copied or merged (chunk-copy.ts) after it was hashed, so that the proof must fail. */
   readonly corruptCopiedChunk?: ChunkFault;
+  /** On a group thread (lib/pipeline/rewrite-worker.ts), end the thread with this exit code instead of rewriting. */
+  readonly exitThread?: number;
 }
 
 export interface RewriteOptions {

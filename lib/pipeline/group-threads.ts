@@ -2,10 +2,14 @@
  * Groups rewritten side by side, one worker thread each (rewrite-worker.ts): the local runner's
  * groups, and a rewrite function's batch where Lambda gives more than one vCPU. A group is a
  * whole rewrite on its own thread, so N groups use N vCPUs with no thread waiting on another.
+ * Threads are kept between calls, as a Lambda container keeps its modules: a thread's first
+ * rewrite compiles the Parquet wasm and warms the JIT (~10 % of a 700 MiB group's CPU), which a
+ * thread per invocation would pay for every group.
  */
 import { Worker } from 'node:worker_threads';
 import type { GroupResult, Plan } from '../compaction/messages.js';
 import type { RewriteOptions } from '../compaction/rewriter.js';
+import { planHeaderOf, type RewriteRequest } from './rewrite-request.js';
 
 /** A rewrite's error as it crosses from a worker thread. */
 export interface WorkerError {
@@ -15,7 +19,17 @@ export interface WorkerError {
 
 export type GroupDone = (groupId: string, result?: GroupResult, error?: WorkerError) => void;
 
-type FromRewriteWorker = { readonly ready: true } | { readonly ready?: undefined; readonly groupId: string; readonly result?: GroupResult; readonly error?: WorkerError };
+/** What rewrite-worker.ts takes: one group's request. */
+export interface RewriteJob {
+  readonly request: RewriteRequest;
+  readonly options: RewriteOptions;
+}
+
+/** What it answers: `{ready}` once started, then per job its result or error. */
+export type FromRewriteWorker = { readonly ready: true } | { readonly result: GroupResult } | { readonly error: WorkerError };
+
+/** Started threads not rewriting, unref'd: they never keep the process alive. */
+const idle: Worker[] = [];
 
 /**
  * Where rewrite-worker starts: from the sources through lib/worker-entry.mjs (the tsx loader),
@@ -29,51 +43,86 @@ function rewriteWorkerStart(): { readonly url: URL; readonly module: string } {
   return { url, module: url.href };
 }
 
+/** A new thread, once its module has loaded; rejects if it dies first. */
+function startThread(): Promise<Worker> {
+  const { url, module } = rewriteWorkerStart();
+  const worker = new Worker(url, { workerData: { module } });
+  // Always listened to: an idle thread that dies leaves the pool, and its error is not thrown here.
+  worker.on('error', () => undefined);
+  worker.on('exit', () => {
+    const at = idle.indexOf(worker);
+    if (at >= 0) idle.splice(at, 1);
+  });
+  return answer(worker).then(() => worker);
+}
+
+/** The thread's next message; rejects if it dies before sending one. */
+function answer(worker: Worker): Promise<FromRewriteWorker> {
+  return new Promise((resolve, reject) => {
+    const done = (): void => {
+      worker.off('message', onMessage);
+      worker.off('error', onError);
+      worker.off('exit', onExit);
+    };
+    const onMessage = (m: FromRewriteWorker): void => {
+      done();
+      resolve(m);
+    };
+    const onError = (e: Error): void => {
+      done();
+      void worker.terminate();
+      reject(e);
+    };
+    const onExit = (code: number): void => {
+      done();
+      reject(new Error(`the thread exited with code ${code}`));
+    };
+    worker.on('message', onMessage);
+    worker.on('error', onError);
+    worker.on('exit', onExit);
+  });
+}
+
 /**
  * Rewrites every group of `plan`, at most `parallelism` at once, calling `onDone` once per group.
- * A thread that dies fails the group it held, and a new thread takes the rest: one group's crash
- * (out of memory, a native abort) costs no other group. A thread that dies before taking any
- * group (its module does not load) rejects, and the groups not yet taken are left unreported.
+ * A thread that dies fails the group it held, and another thread takes the rest: one group's crash
+ * (out of memory, a native abort) costs no other group. A thread that cannot start (its module
+ * does not load) rejects once every other thread has finished, the groups it would have taken
+ * left unreported.
  */
 export async function rewriteInThreads(plan: Plan, parallelism: number, rewrite: RewriteOptions, onDone: GroupDone): Promise<void> {
-  const queue = plan.groups.map((g) => g.id);
-  const { url, module } = rewriteWorkerStart();
-  const slot = (): Promise<void> =>
-    new Promise<void>((resolve, reject) => {
-      let current: string | undefined;
-      const start = (): void => {
-        const worker = new Worker(url, { workerData: { module, plan, options: rewrite } });
-        let ready = false;
-        const next = (): void => {
-          current = queue.shift();
-          if (current === undefined) {
-            worker.removeAllListeners('exit');
-            void worker.terminate().then(() => resolve());
-            return;
-          }
-          worker.postMessage({ groupId: current });
-        };
-        const died = (e: Error): void => {
-          worker.removeAllListeners();
+  const queue = [...plan.groups];
+  const header = planHeaderOf(plan);
+  const slot = async (): Promise<void> => {
+    let worker: Worker | undefined;
+    try {
+      while (queue.length > 0) {
+        worker ??= idle.pop() ?? (await startThread());
+        worker.ref();
+        const group = queue.shift();
+        if (group === undefined) break;
+        const sent = answer(worker);
+        worker.postMessage({ request: { ...header, group }, options: rewrite } satisfies RewriteJob);
+        try {
+          const m = await sent;
+          if ('result' in m) onDone(group.id, m.result);
+          else if ('error' in m) onDone(group.id, undefined, m.error);
+          else throw new Error('the thread answered a job with "ready"');
+        } catch (e) {
+          const error = e instanceof Error ? e : new Error(String(e));
+          onDone(group.id, undefined, { name: error.name, message: `the rewrite thread died: ${error.message}` });
           void worker.terminate();
-          if (!ready) {
-            reject(e);
-            return;
-          }
-          if (current !== undefined) onDone(current, undefined, { name: e.name, message: `the rewrite thread died: ${e.message}` });
-          current = undefined;
-          if (queue.length === 0) resolve();
-          else start();
-        };
-        worker.on('message', (m: FromRewriteWorker) => {
-          if (m.ready === undefined) onDone(m.groupId, m.result, m.error);
-          ready = true;
-          next();
-        });
-        worker.on('error', died);
-        worker.on('exit', (code) => died(new Error(`exit code ${code}`)));
-      };
-      start();
-    });
-  await Promise.all(Array.from({ length: Math.min(parallelism, queue.length) }, slot));
+          worker = undefined;
+        }
+      }
+    } finally {
+      if (worker !== undefined) {
+        worker.unref();
+        idle.push(worker);
+      }
+    }
+  };
+  const slots = await Promise.allSettled(Array.from({ length: Math.min(parallelism, queue.length) }, slot));
+  const failed = slots.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) throw failed.reason;
 }

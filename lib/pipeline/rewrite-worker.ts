@@ -1,23 +1,14 @@
-import { parentPort, workerData } from 'node:worker_threads';
-import type { RewriteOptions } from '../compaction/rewriter.js';
-import type { Plan } from '../compaction/messages.js';
-import { rewriteRequestOf } from './rewrite-request.js';
+import { parentPort } from 'node:worker_threads';
+import type { FromRewriteWorker, RewriteJob } from './group-threads.js';
 import { rewriteGroupStep } from './rewrite-step.js';
 
-/** One rewriter per thread: takes {plan, groupId} jobs, answers {groupId, result | error}. */
-interface Job {
-  readonly groupId: string;
-}
-
-const { plan, options } = workerData as { plan: Plan; options: RewriteOptions };
-parentPort!.on('message', (job: Job) => {
-  rewriteGroupStep(rewriteRequestOf(plan, job.groupId), options).then(
-    (result) => parentPort!.postMessage({ groupId: job.groupId, result }),
-    (e: unknown) =>
-      parentPort!.postMessage({
-        groupId: job.groupId,
-        error: { message: e instanceof Error ? e.message : String(e), name: e instanceof Error ? e.name : 'Error' },
-      }),
+/** One rewriter per thread (group-threads.ts): takes one group's job at a time, answers its result or error. */
+const answer = (m: FromRewriteWorker): void => parentPort!.postMessage(m);
+parentPort!.on('message', (job: RewriteJob) => {
+  if (job.options.faults?.exitThread !== undefined) process.exit(job.options.faults.exitThread);
+  rewriteGroupStep(job.request, job.options).then(
+    (result) => answer({ result }),
+    (e: unknown) => answer({ error: { message: e instanceof Error ? e.message : String(e), name: e instanceof Error ? e.name : 'Error' } }),
   );
 });
-parentPort!.postMessage({ ready: true });
+answer({ ready: true });

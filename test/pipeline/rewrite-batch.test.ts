@@ -105,4 +105,17 @@ describe('rewriteBatchStep', () => {
     expect(outcomes[0]).toEqual({ groupId: victim.id, error: { Error: 'IoError', Cause: expect.stringContaining('directory') } });
     expect(results(outcomes)).toHaveLength(plan.groups.length - 1);
   });
+
+  it('fails the groups whose threads died, and rewrites the next batch on new threads', async () => {
+    // Prepare
+    const { plan, batch } = await plannedBatch();
+
+    // Act
+    const died = await rewriteBatchStep(batch, { vcpus: 2, faults: { exitThread: 3 } });
+    const after = await rewriteBatchStep(batch, { vcpus: 2 });
+
+    // Assess
+    expect(died).toEqual(plan.groups.map((g) => ({ groupId: g.id, error: { Error: 'Error', Cause: 'the rewrite thread died: the thread exited with code 3' } })));
+    expect(results(after).map((r) => r.groupId)).toEqual(plan.groups.map((g) => g.id));
+  });
 });
