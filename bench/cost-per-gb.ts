@@ -66,7 +66,9 @@ import { promisify } from 'node:util';
 import { loadTable } from '../lib/catalog/table.js';
 import { planCompaction } from '../lib/compaction/planner.js';
 import { DEFAULT_TARGET_FILE_SIZE_BYTES, POLICY_DEFAULTS } from '../lib/compaction/policy.js';
-import type { GroupResult } from '../lib/compaction/messages.js';
+import type { FileGroup, GroupResult, Plan } from '../lib/compaction/messages.js';
+import { planHeaderOf, type RewriteBatch } from '../lib/pipeline/rewrite-request.js';
+import { rewriteBatchStep } from '../lib/pipeline/rewrite-step.js';
 import { rewriteGroup } from '../lib/compaction/rewriter.js';
 import { LazyS3FileIO, parseS3Location } from '../lib/io/index.js';
 import { S3RequestCounter } from '../lib/io/s3-requests.js';
@@ -153,6 +155,13 @@ const WARM_CPU_S = 5;
 const WORKERS = Number(process.env.WORKERS ?? 0);
 /** vCPUs of a 10,240 MB Lambda. */
 const LARGE_VCPUS = 6;
+/**
+ * BATCH=n: the child also rewrites n copies of its group at once, one thread each, as a batching
+ * rewrite function does (lib/pipeline/rewrite-step.ts rewriteBatchStep; a 10,240 MB one takes six):
+ * the CPU a group costs with others beside it prices the 10,240 MB function given a batch. Its
+ * threads rewrite a batch first (their first rewrite is cold; a container keeps them warm).
+ */
+const BATCH = Number(process.env.BATCH ?? 1);
 
 
 /** Child: one rewriteGroup of the table's one group on S3, its requests logged. */
@@ -255,6 +264,7 @@ async function rewritePhase(location: string, endpoint: string): Promise<void> {
   const lastPart = sent.findLast((r) => outputs.has(r.key) && (r.command === 'UploadPartCommand' || r.command === 'PutObjectCommand'));
   trace.writeCpuS = firstLater && lastPart ? Math.max(0, lastPart.cpuS - firstLater.cpuS) : 0;
   await dropOutputs(result);
+  const batch = BATCH > 1 ? await batchRun(location, endpoint, plan, group, dropOutputs) : undefined;
   console.log(JSON.stringify({
     wallS: [wallS], cpuS: [(c.user + c.system) / 1e6], maxRssKiB: process.resourceUsage().maxRSS,
     info: {
@@ -275,8 +285,29 @@ async function rewritePhase(location: string, endpoint: string): Promise<void> {
       puts: counts.put,
       byCommand: JSON.stringify(counts.byCommand),
       trace: JSON.stringify(trace),
+      ...(batch ? { batchGroups: BATCH, batchCpuS: batch.cpuS, batchWallS: batch.wallS } : {}),
     },
   } satisfies PhaseResult));
+}
+
+/** BATCH copies of the group rewritten at once, one thread each, after a batch that warms the threads: CPU seconds per group and the batch's wall time. */
+async function batchRun(location: string, endpoint: string, plan: Plan, group: FileGroup, drop: (r: GroupResult) => Promise<void>): Promise<{ cpuS: number; wallS: number }> {
+  // Each copy its own id: its compaction map is named by it.
+  const batch: RewriteBatch = { BatchInput: { ...planHeaderOf(plan), table: { location, s3Endpoint: endpoint } }, Items: Array.from({ length: BATCH }, (_, k) => ({ ...group, id: `${group.id}-${k}` })) };
+  const once = async (): Promise<{ cpuS: number; wallS: number }> => {
+    const t = performance.now();
+    const c0 = process.cpuUsage();
+    const outcomes = await rewriteBatchStep(batch, { vcpus: BATCH });
+    const c = process.cpuUsage(c0);
+    const wallS = (performance.now() - t) / 1000;
+    for (const o of outcomes) {
+      if ('error' in o) throw new Error(`${location}: batch group ${o.groupId} failed: ${JSON.stringify(o.error)}`);
+      await drop(o);
+    }
+    return { cpuS: (c.user + c.system) / 1e6 / BATCH, wallS };
+  };
+  await once();
+  return once();
 }
 
 interface Run {
@@ -473,6 +504,17 @@ function report(runs: Map<string, Run[]>, loadBefore: string, loadAfter: string,
       }
       rows.push([`${at}, CPU only`, measuredCostPerGb(m, mb, vcpus, false)], [`${at}, CPU + S3 wait${model}`, measuredCostPerGb(m, mb, vcpus, true)]);
       if (waitMeasuredS !== undefined) rows.push([`${at}, CPU + S3 wait (measured)`, measuredCostPerGb({ ...m, waitS: waitMeasuredS }, mb, vcpus, true)]);
+    }
+    const batched = rs.filter((x) => x.r.info?.batchCpuS !== undefined);
+    if (batched.length > 0) {
+      // A batch of six on the 10,240 MB function: each group on its own vCPU at the CPU a group cost with
+      // others beside it (median over the rounds), its own S3 wait as one thread's (the same requests on
+      // the same time line); billed per invocation, so a group pays a sixth of it.
+      const batchCpuS = median(batched.map((x) => Number(x.r.info!.batchCpuS)));
+      const of = Number(batched[0].r.info!.batchGroups);
+      const m = { ...measured, cpuS: batchCpuS, waitS: wait(trace, path, batchCpuS), groupsPerInvocation: LARGE_VCPUS };
+      const at = `${label}, 10,240 MB, ${LARGE_VCPUS} groups per invocation (CPU per group from batches of ${of} at once: ${batched.map((x) => Number(x.r.info!.batchCpuS).toFixed(2)).join(', ')})`;
+      rows.push([`${at}, CPU only`, measuredCostPerGb(m, 10240, LARGE_VCPUS, false)], [`${at}, CPU + S3 wait${model}`, measuredCostPerGb(m, 10240, LARGE_VCPUS, true)]);
     }
     tables.push('', `${label}: ${filesIn} files, ${bytesIn.toLocaleString('en-US')} B in, ${Math.round(filesPerGb).toLocaleString('en-US')} files per GB, S3 Tables $${s3TablesPerGb(filesPerGb).toFixed(4)} per GB`, '', ...costRows(rows, filesPerGb));
     summary[key] = {

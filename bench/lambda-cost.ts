@@ -258,18 +258,22 @@ export interface MeasuredWorkload {
   readonly putsPerGb: number;
   /** Bytes per group in production (the group the run rewrote may be smaller). */
   readonly groupBytes: number;
+  /** Groups one invocation rewrites side by side, one per vCPU (a batching rewrite function); default 1. */
+  readonly groupsPerInvocation?: number;
 }
 
 /** Cost per GB of a measured run, billed by CPU time only (`billWait` false) or by duration (CPU + S3 wait). */
 export function measuredCostPerGb(w: MeasuredWorkload, memoryMb: number, vcpus: number, billWait: boolean): LambdaCost {
   const perGb = GB / w.bytesIn;
+  const batch = w.groupsPerInvocation ?? 1;
   const cpuSPerGb = w.cpuS * perGb;
-  const wallS = (w.cpuS + (billWait ? w.waitS : 0)) * perGb;
-  const groupsPerGb = GB / w.groupBytes;
-  const compute = wallS * (memoryMb / 1024) * PRICES.lambdaGbSecondUsd + groupsPerGb * PRICES.lambdaRequestUsd;
+  // A batch's groups run side by side: the invocation is billed once for all of them.
+  const wallS = ((w.cpuS + (billWait ? w.waitS : 0)) * perGb) / batch;
+  const invocationsPerGb = GB / w.groupBytes / batch;
+  const compute = wallS * (memoryMb / 1024) * PRICES.lambdaGbSecondUsd + invocationsPerGb * PRICES.lambdaRequestUsd;
   const gets = w.getsPerGb * S3_REQUESTS.getUsd;
   const puts = w.putsPerGb * S3_REQUESTS.putUsd;
-  const sfn = transitionsPerGb(w.groupBytes) * PRICES.stateTransitionUsd;
+  const sfn = transitionsPerGb(w.groupBytes * batch) * PRICES.stateTransitionUsd;
   return {
     memoryMb, vcpus, cpuSPerGb: +cpuSPerGb.toFixed(1), wallSPerGb: +wallS.toFixed(1), compute, gets, puts, sfn, total: compute + gets + puts + sfn,
   };
