@@ -127,6 +127,12 @@ export interface GroupResult {
   readonly durationMs: number;
   /** How many inputs had their row groups copied, merged page by page (deleted rows dropped there too) or decoded. */
   readonly inputPaths?: InputPaths;
+  /**
+   * Where a batching rewrite function rewrote it beside other groups (lib/pipeline/rewrite-step.ts
+   * rewriteBatchStep): the batch's groups and the invocation's duration, which they share (the
+   * run's report bills each group its share).
+   */
+  readonly batch?: { readonly groups: number; readonly durationMs: number };
 }
 
 export interface InputPaths {

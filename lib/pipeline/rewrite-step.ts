@@ -42,6 +42,7 @@ export interface RewriteBatchOptions extends RewriteOptions {
  */
 export async function rewriteBatchStep(batch: RewriteBatch, options: RewriteBatchOptions = {}): Promise<RewriteOutcome[]> {
   const { vcpus: cpus = vcpus(), retryWaitMs = BATCH_IO_RETRY.firstWaitMs, onRetry, ...rewrite } = options;
+  const started = performance.now();
   const plan = batchPlan(batch);
   const outcomes = new Map<string, RewriteOutcome>();
   const done = (groupId: string, result?: GroupResult, error?: WorkerError): void => {
@@ -74,7 +75,11 @@ export async function rewriteBatchStep(batch: RewriteBatch, options: RewriteBatc
     for (const g of again) outcomes.delete(g.id);
     pending = again;
   }
-  return plan.groups.map((g) => outcomes.get(g.id) ?? failedGroup(g.id, { name: 'Error', message: 'not rewritten' }));
+  const share = { groups: plan.groups.length, durationMs: Math.round(performance.now() - started) };
+  return plan.groups.map((g) => {
+    const outcome = outcomes.get(g.id) ?? failedGroup(g.id, { name: 'Error', message: 'not rewritten' });
+    return 'error' in outcome ? outcome : { ...outcome, batch: share };
+  });
 }
 
 function failedGroup(groupId: string, error: WorkerError): FailedGroup {

@@ -14,7 +14,7 @@ import { LocalFileIO } from '../../lib/io/local.js';
 import { PRICES_SOURCE, pricesFor, REGION_PRICES } from '../../lib/pipeline/prices.js';
 import type { RewriteOutcome } from '../../lib/pipeline/group-outcome.js';
 import { FUNCTION_MEMORY_ENV, type ReportRequest } from '../../lib/pipeline/report-step.js';
-import { rewriteRequestOf } from '../../lib/pipeline/rewrite-request.js';
+import { planHeaderOf, rewriteRequestOf } from '../../lib/pipeline/rewrite-request.js';
 import { WORK_LOCATION_ENV } from '../../lib/pipeline/plan-payload.js';
 import { tempDir } from '../support/fixtures.js';
 import { smallTable } from '../support/small-table.js';
@@ -74,5 +74,26 @@ describe('report', () => {
     expect(report.location).toBe(join(work, 'reports', location.replace(/^\//, ''), 'run-1.json'));
     expect(JSON.parse(readFileSync(report.location!, 'utf8'))).toEqual(report);
     expect(pricesFor('eu-west-1').pricedAs).toBe('eu-west-1');
+  });
+
+  it('bills the groups of a batch their share of its invocation: one request, one Rewrite transition, the batch\'s duration once', async () => {
+    // Prepare: both groups rewritten in one batch (a 10,240 MB function's), committed.
+    const location = join(tempDir(), 'events');
+    await smallTable(new LocalFileIO(), location, 2);
+    vi.stubEnv(WORK_LOCATION_ENV, join(tempDir(), 'work'));
+    vi.stubEnv(FUNCTION_MEMORY_ENV, JSON.stringify({ plan: 1024, rewrite: 10240, commit: 2048 }));
+    const plan = hop((await planHandler({ table: { location }, policy: { minInputFiles: 2 } })) as Plan);
+    const results = hop(await rewriteHandler(hop({ BatchInput: planHeaderOf(plan), Items: plan.groups })));
+    const commit = hop(await commitHandler(hop({ plan, results })));
+
+    // Act
+    const report = await commitHandler({ plan, results, commit, execution: { name: 'run-b', startTime: new Date(plan.createdAtMs).toISOString() } });
+
+    // Assess
+    const shares = results.map((r) => ('batch' in r ? r.batch : undefined));
+    expect(shares[0]).toEqual({ groups: 2, durationMs: expect.any(Number) });
+    expect(shares[1]).toEqual(shares[0]);
+    expect(report).toMatchObject({ groups: { planned: 2, committed: 2, aborted: 0 }, lambda: { invocations: 4 }, stateTransitions: 3 + 1 + 1 + 2 });
+    expect(report.lambda.gbSeconds).toBeCloseTo((10 * shares[0]!.durationMs + 2 * commit.durationMs) / 1000, 3);
   });
 });
