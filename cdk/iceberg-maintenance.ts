@@ -169,8 +169,9 @@ export interface IcebergMaintenanceProps {
    * Groups one rewrite invocation takes (the Distributed Map's ItemBatcher), rewritten side by
    * side, one thread each. Lambda gives one vCPU per 1,769 MB, and one group's rewrite keeps one
    * busy: at 10,240 MB six groups at once cost per GB what one vCPU does, where one group alone
-   * leaves most of the function idle and costs up to 1.5 times as much (BENCHMARKS.md). Above 1,
-   * every plan goes through the work bucket and the Distributed Map, which batches.
+   * leaves most of the function idle (BENCHMARKS.md). Above 1, every plan goes through the work
+   * bucket and the Distributed Map, which batches (within its 256 KiB per batch). More groups than
+   * vCPUs run the rest as threads free up, all within one `timeout`.
    * @default the rewrite function's vCPUs: rewriteMemorySize ÷ 1,769, rounded (1 at the default memory: no batching)
    */
   readonly rewriteBatchSize?: number;
@@ -180,7 +181,8 @@ export interface IcebergMaintenanceProps {
    */
   readonly timeout?: Duration;
   /**
-   * Groups rewritten at once by one execution's Map state.
+   * Rewrite invocations at once by one execution's Map state: each rewrites a group, or a batch of
+   * `rewriteBatchSize` groups.
    * @default 10
    */
   readonly maxConcurrency?: number;
@@ -214,7 +216,8 @@ export interface IcebergMaintenanceProps {
   readonly workBucket?: s3.IBucket;
   /**
    * Plans whose groups and results are estimated above this many bytes go through the work bucket
-   * and a Distributed Map instead of the state. Lower it to send smaller plans that way.
+   * and a Distributed Map instead of the state. Lower it to send smaller plans that way. With
+   * `rewriteBatchSize` above 1 every plan goes that way.
    * @default 196,608 (three quarters of the 256 KiB a state may hold, leaving room for the results)
    */
   readonly inlinePlanBudgetBytes?: number;
