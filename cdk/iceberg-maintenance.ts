@@ -45,7 +45,7 @@ import { CATALOGS_ENV, RestProperty, type CatalogProperties } from '../lib/catal
 import { formatTableName, parseTableName, type TableName } from '../lib/catalog/table-name.js';
 import { MAINTAINED_TABLES_ENV, type MaintainedTable, type TableRetention } from '../lib/pipeline/maintained-table.js';
 import { lambdaVcpus } from '../lib/compaction/vcpus.js';
-import { INLINE_BUDGET_BYTES, INLINE_BUDGET_ENV, PLANS_FOLDER, STATE_PAYLOAD_LIMIT_BYTES, WORK_LOCATION_ENV } from '../lib/pipeline/plan-payload.js';
+import { INLINE_BUDGET_BYTES, INLINE_BUDGET_ENV, PLANS_FOLDER, REWRITE_BATCH_ENV, WORK_LOCATION_ENV } from '../lib/pipeline/plan-payload.js';
 import { FUNCTION_MEMORY_ENV, REPORT_METRICS, REPORTS_FOLDER } from '../lib/pipeline/report-step.js';
 import type { RetentionRequest } from '../lib/pipeline/retention-request.js';
 import { PLAN_HEADER_FIELDS } from '../lib/pipeline/rewrite-request.js';
@@ -176,7 +176,8 @@ export interface IcebergMaintenanceProps {
    */
   readonly rewriteBatchSize?: number;
   /**
-   * Timeout of each function: one group's rewrite, one table's expiry, must finish within it.
+   * Timeout of each function: one group's rewrite (a batch's groups, side by side), one table's
+   * expiry, must finish within it.
    * @default Duration.minutes(15)
    */
   readonly timeout?: Duration;
@@ -457,6 +458,12 @@ export function validateProps(props: IcebergMaintenanceProps): string[] {
   for (const name of ['maxConcurrency', 'retentionConcurrency', 'rewriteReservedConcurrency', 'rewriteBatchSize'] as const) {
     if (!positiveInteger(props[name])) problems.push(`${name} must be a positive integer, got ${props[name]}`);
   }
+  const rewriteMemory = props.rewriteMemorySize ?? props.memorySize ?? MAINTENANCE_DEFAULTS.rewriteMemorySize;
+  if (props.rewriteBatchSize !== undefined && positiveInteger(props.rewriteBatchSize) && !Token.isUnresolved(rewriteMemory) && props.rewriteBatchSize > lambdaVcpus(rewriteMemory)) {
+    problems.push(
+      `rewriteBatchSize must be at most the rewrite function's vCPUs (${lambdaVcpus(rewriteMemory)} at ${rewriteMemory} MiB: one per 1,769), got ${props.rewriteBatchSize}: a batch's groups run side by side within one timeout`,
+    );
+  }
   const budget = props.inlinePlanBudgetBytes;
   if (budget !== undefined && !(Number.isInteger(budget) && budget >= 1 && budget <= INLINE_BUDGET_BYTES)) {
     problems.push(`inlinePlanBudgetBytes must be an integer from 1 to ${INLINE_BUDGET_BYTES}, got ${budget}`);
@@ -575,14 +582,15 @@ export class IcebergMaintenance extends Construct {
       });
     this.planFunction = fn('PlanFunction', 'plan');
     this.planFunction.addEnvironment(WORK_LOCATION_ENV, workLocation);
-    // Only the Distributed Map batches: a budget of 0 sends every plan its way.
-    const inlineBudget = this.rewriteBatchSize > 1 ? 0 : props.inlinePlanBudgetBytes;
-    if (inlineBudget !== undefined) this.planFunction.addEnvironment(INLINE_BUDGET_ENV, String(inlineBudget));
+    if (props.inlinePlanBudgetBytes !== undefined) this.planFunction.addEnvironment(INLINE_BUDGET_ENV, String(props.inlinePlanBudgetBytes));
+    // Only the Distributed Map batches: the plan function stores every plan, with its groups in batches too.
+    if (this.rewriteBatchSize > 1) this.planFunction.addEnvironment(REWRITE_BATCH_ENV, String(this.rewriteBatchSize));
     // Sort rewrites spill sorted runs to /tmp (lib/compaction/external-sort.ts).
     this.rewriteFunction = fn('RewriteFunction', 'rewrite', {
       memorySize: rewriteMemorySize,
       environment: { AWS_LAMBDA_EXEC_WRAPPER: `${LAMBDA_TASK_ROOT}/${EXEC_WRAPPER.fileName}` },
-      ephemeralStorageSize: Size.gibibytes(4),
+      // 4 GiB for a group's sort runs; a batch's groups spill side by side (Lambda's limit: 10 GiB).
+      ephemeralStorageSize: Size.gibibytes(Math.min(10, 4 * this.rewriteBatchSize)),
       ...(props.rewriteReservedConcurrency !== undefined ? { reservedConcurrentExecutions: props.rewriteReservedConcurrency } : {}),
     });
     this.commitFunction = fn('CommitFunction', 'commit');
@@ -820,10 +828,8 @@ export class IcebergMaintenance extends Construct {
     plan.addRetry(IO_RETRY);
 
     // A RewriteRequest: the plan's header and the item's group, never the whole plan.
-    const itemSelector = {
-      ...Object.fromEntries(PLAN_HEADER_FIELDS.map((f) => [`${f}.$`, `$.plan.${f}`])),
-      'group.$': '$$.Map.Item.Value',
-    };
+    const headerPaths = Object.fromEntries(PLAN_HEADER_FIELDS.map((f) => [`${f}.$`, `$.plan.${f}`]));
+    const itemSelector = { ...headerPaths, 'group.$': '$$.Map.Item.Value' };
 
     const rewriteGroups = new sfn.Map(this, 'Rewrite groups', {
       itemsPath: '$.plan.groups',
@@ -840,17 +846,10 @@ export class IcebergMaintenance extends Construct {
     storedMapScope.node.setContext(cxapi.STEPFUNCTIONS_USE_DISTRIBUTED_MAP_RESULT_WRITER_V2, true);
     const batched = this.rewriteBatchSize > 1;
     const rewriteStoredGroups = new sfn.DistributedMap(storedMapScope, 'Rewrite stored groups', {
-      itemReader: new sfn.S3JsonItemReader({ bucket: this.workBucket, key: sfn.JsonPath.stringAt('$.plan.groupsFile.key') }),
-      // A RewriteBatch, `{BatchInput: header, Items: groups}`, within the 256 KiB a child's input may hold.
-      ...(batched
-        ? {
-            itemBatcher: new sfn.ItemBatcher({
-              maxItemsPerBatch: this.rewriteBatchSize,
-              maxInputBytesPerBatch: STATE_PAYLOAD_LIMIT_BYTES,
-              batchInput: Object.fromEntries(PLAN_HEADER_FIELDS.map((f) => [`${f}.$`, `$.plan.${f}`])),
-            }),
-          }
-        : { itemSelector }),
+      // Batched: each item a batch of groups the plan function made (lib/pipeline/plan-payload.ts
+      // rewriteBatches, sized to the state's limit), handed over as a RewriteBatch {BatchInput, Items}.
+      itemReader: new sfn.S3JsonItemReader({ bucket: this.workBucket, key: sfn.JsonPath.stringAt(batched ? '$.plan.batchesFile.key' : '$.plan.groupsFile.key') }),
+      itemSelector: batched ? { BatchInput: headerPaths, 'Items.$': '$$.Map.Item.Value' } : itemSelector,
       maxConcurrency,
       resultWriterV2: new sfn.ResultWriterV2({ bucket: this.workBucket, prefix: `${WORK_PREFIX}/${MAP_RESULTS_FOLDER}` }),
       // Failed groups are caught inside their child; a child that fails anyway is reported by the commit.

@@ -11,6 +11,8 @@ export type StepName = 'plan' | 'rewrite' | 'commit' | 'report' | 'trigger' | 'e
 /** The part of the Lambda context we log; tests call handlers without one. */
 export interface LambdaContext {
   readonly awsRequestId: string;
+  /** Milliseconds before Lambda stops the invocation. */
+  getRemainingTimeInMillis?(): number;
 }
 
 export type LogFields = Readonly<Record<string, string | number | boolean | null | readonly string[] | object>>;

@@ -19,7 +19,8 @@ export async function handler(event: unknown, context?: LambdaContext): Promise<
     const request = parseRewriteEvent(event);
     const { rewriteGroupStep, rewriteBatchStep } = await (rewriteStep ??= import('../lib/pipeline/rewrite-step.js'));
     if (isRewriteBatch(request)) {
-      const outcomes = await rewriteBatchStep(request);
+      const remaining = context?.getRemainingTimeInMillis?.bind(context);
+      const outcomes = await rewriteBatchStep(request, remaining ? { remainingMs: remaining } : {});
       const results = outcomes.filter((o): o is GroupResult => !('error' in o));
       return {
         result: outcomes,

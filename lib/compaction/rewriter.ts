@@ -79,6 +79,8 @@ export interface RewriteOptions {
   readonly maxDefaultDecodeWorkers?: number;
   /** The vCPUs and memory the default count is sized to (default: this process's, decode-pool.ts decodeHost). */
   readonly decodeHost?: DecodeHost;
+  /** At most this many decode or merge workers, whatever the option or the table property asks (a batch's group: its share of the vCPUs). */
+  readonly workerCap?: number;
   /** How the column-chunk copy, the merge and their proof read (tests): over the table property's window bytes. */
   readonly copyReads?: CopyReads;
 }
@@ -137,7 +139,8 @@ export async function rewriteGroup(
     const deleteCache = new DeleteFileCache();
     let dropPending = faults.dropRow === true;
     // Inputs that need no decoding have their row groups copied as they are.
-    const mergeWorkers = (bytes: number): number => mergeWorkerCount(options.decodeWorkers, metadata, bytes, options.maxDefaultDecodeWorkers, options.decodeHost);
+    const cap = options.workerCap ?? Infinity;
+    const mergeWorkers = (bytes: number): number => Math.min(cap, mergeWorkerCount(options.decodeWorkers, metadata, bytes, options.maxDefaultDecodeWorkers, options.decodeHost));
     copy = await ChunkCopy.plan(io, metadata, plan, group, tasks, {
       specId, writeSchema, deleteCache, mergeWorkers, ...(faults.corruptCopiedChunk ? { fault: faults.corruptCopiedChunk } : {}), ...(options.copyReads ? { reads: options.copyReads } : {}),
     });
@@ -151,7 +154,7 @@ export async function rewriteGroup(
     }
     const decodeBytes = copy.decode.reduce((n, t) => n + Number(t.dataFile.fileSizeInBytes), 0);
     const load = { inputs: copy.decode.length, bytes: decodeBytes, largestRowGroupBytes: largestRowGroupBytes(copy.decode.map((t) => t.dataFile)) };
-    const workers = decodeWorkerCount(options.decodeWorkers, metadata, load, options.maxDefaultDecodeWorkers, options.decodeHost);
+    const workers = Math.min(cap, decodeWorkerCount(options.decodeWorkers, metadata, load, options.maxDefaultDecodeWorkers, options.decodeHost));
     if (workers > 0) pool = DecodePool.start(workers, inputs ?? io, metadata, { mode, lineage, batchSize, ...(firstReads ? { firstReads } : {}) });
     for await (const { task, live } of decodedBatches(pool, inputs ?? io, metadata, group, tasks, copy.decode, { mapping, deleteCache, lineage, batchSize })) {
       // A worker hashed the batch already; its sum adds to the same total (the proof's sum is order-free).

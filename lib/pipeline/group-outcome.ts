@@ -9,6 +9,8 @@ export interface FailedGroup {
   readonly groupId: string;
   /** Step Functions' error output (`{Error, Cause}`), or a message. */
   readonly error: StepFunctionsError | string;
+  /** The batch it failed in, as GroupResult.batch (absent when the batch's Catch failed it whole). */
+  readonly batch?: GroupResult['batch'];
 }
 
 export interface StepFunctionsError {

@@ -6,7 +6,7 @@
  * rewrite compiles the Parquet wasm and warms the JIT (~10 % of a 700 MiB group's CPU), which a
  * thread per invocation would pay for every group.
  */
-import { Worker } from 'node:worker_threads';
+import { SHARE_ENV, Worker } from 'node:worker_threads';
 import type { GroupResult, Plan } from '../compaction/messages.js';
 import type { RewriteOptions } from '../compaction/rewriter.js';
 import { planHeaderOf, type RewriteRequest } from './rewrite-request.js';
@@ -46,7 +46,8 @@ function rewriteWorkerStart(): { readonly url: URL; readonly module: string } {
 /** A new thread, once its module has loaded; rejects if it dies first. */
 function startThread(): Promise<Worker> {
   const { url, module } = rewriteWorkerStart();
-  const worker = new Worker(url, { workerData: { module } });
+  // SHARE_ENV: a kept thread sees the environment as it is now, not as it was at its start.
+  const worker = new Worker(url, { workerData: { module }, env: SHARE_ENV });
   // Always listened to: an idle thread that dies leaves the pool, and its error is not thrown here.
   worker.on('error', () => undefined);
   worker.on('exit', () => {
@@ -85,10 +86,10 @@ function answer(worker: Worker): Promise<FromRewriteWorker> {
 
 /**
  * Rewrites every group of `plan`, at most `parallelism` at once, calling `onDone` once per group.
- * A thread that dies fails the group it held, and another thread takes the rest: one group's crash
- * (out of memory, a native abort) costs no other group. A thread that cannot start (its module
- * does not load) rejects once every other thread has finished, the groups it would have taken
- * left unreported.
+ * A thread that ends (an uncaught error, a heap over its limit, an exit) fails the group it held,
+ * and another thread takes the rest; a crash of the whole process (out of memory, a native abort)
+ * takes every group with it. A thread that cannot start (its module does not load) rejects once
+ * every other thread has finished, the groups it would have taken left unreported.
  */
 export async function rewriteInThreads(plan: Plan, parallelism: number, rewrite: RewriteOptions, onDone: GroupDone): Promise<void> {
   const queue = [...plan.groups];
@@ -103,17 +104,19 @@ export async function rewriteInThreads(plan: Plan, parallelism: number, rewrite:
         if (group === undefined) break;
         const sent = answer(worker);
         worker.postMessage({ request: { ...header, group }, options: rewrite } satisfies RewriteJob);
+        let m: FromRewriteWorker;
         try {
-          const m = await sent;
-          if ('result' in m) onDone(group.id, m.result);
-          else if ('error' in m) onDone(group.id, undefined, m.error);
-          else throw new Error('the thread answered a job with "ready"');
+          m = await sent;
         } catch (e) {
           const error = e instanceof Error ? e : new Error(String(e));
-          onDone(group.id, undefined, { name: error.name, message: `the rewrite thread died: ${error.message}` });
           void worker.terminate();
           worker = undefined;
+          onDone(group.id, undefined, { name: error.name, message: `the rewrite thread died: ${error.message}` });
+          continue;
         }
+        if ('result' in m) onDone(group.id, m.result);
+        else if ('error' in m) onDone(group.id, undefined, m.error);
+        else onDone(group.id, undefined, { name: 'Error', message: 'the rewrite thread answered a job with "ready"' });
       }
     } finally {
       if (worker !== undefined) {
@@ -125,4 +128,9 @@ export async function rewriteInThreads(plan: Plan, parallelism: number, rewrite:
   const slots = await Promise.allSettled(Array.from({ length: Math.min(parallelism, queue.length) }, slot));
   const failed = slots.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (failed) throw failed.reason;
+}
+
+/** Ends the kept threads (a host that runs compactions now and then, like the local runner, need not keep them). */
+export async function closeRewriteThreads(): Promise<void> {
+  await Promise.all(idle.splice(0).map((w) => w.terminate()));
 }

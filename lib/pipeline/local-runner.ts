@@ -3,7 +3,7 @@ import type { CompactionCommitOptions } from '../compaction/commit.js';
 import type { CompactionCommitResult, GroupResult, Plan, PlanRequest } from '../compaction/messages.js';
 import type { RewriteOptions } from '../compaction/rewriter.js';
 import type { FailedGroup } from './group-outcome.js';
-import { rewriteInThreads, type WorkerError } from './group-threads.js';
+import { closeRewriteThreads, rewriteInThreads, type WorkerError } from './group-threads.js';
 import { runTotals, type RunTotals } from './run-totals.js';
 import { commitStep, planStep, rewriteStep } from './steps.js';
 
@@ -78,7 +78,11 @@ export async function runCompaction(request: PlanRequest, options: LocalRunOptio
   } else {
     // Groups already run side by side: by default each gets only the cores left over for decode workers of its own.
     const spare = Math.max(0, Math.floor(availableParallelism() / parallelism) - 1);
-    await rewriteInThreads(plan, parallelism, { maxDefaultDecodeWorkers: spare, ...options.rewrite }, onDone);
+    try {
+      await rewriteInThreads(plan, parallelism, { maxDefaultDecodeWorkers: spare, ...options.rewrite }, onDone);
+    } finally {
+      await closeRewriteThreads();
+    }
   }
   // Commit in plan order, whatever order the groups finished in.
   const order = new Map(plan.groups.map((g, i) => [g.id, i]));

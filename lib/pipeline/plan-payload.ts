@@ -18,6 +18,8 @@ export const STATE_PAYLOAD_LIMIT_BYTES = 256 * 1024;
 export const INLINE_BUDGET_BYTES = Math.floor(STATE_PAYLOAD_LIMIT_BYTES * 0.75);
 /** The plan function's environment variable that lowers the inline budget (IcebergMaintenance's `inlinePlanBudgetBytes`). */
 export const INLINE_BUDGET_ENV = 'PACKICE_INLINE_BUDGET_BYTES';
+/** The plan function's environment variable: groups per rewrite invocation (IcebergMaintenance's `rewriteBatchSize`). */
+export const REWRITE_BATCH_ENV = 'PACKICE_REWRITE_BATCH_SIZE';
 /** A GroupResult's fields besides its output and delete files. */
 const RESULT_OVERHEAD_BYTES = 512;
 /** Under the work location: one folder per stored plan. */
@@ -41,6 +43,9 @@ export interface StoredPlan extends PlanHeader {
   readonly skipped: Plan['skipped'];
   /** A JSON array of the plan's groups, in plan order. */
   readonly groupsFile: WorkObject;
+  /** Where groups are rewritten in batches: a JSON array of them (rewriteBatches), what the Distributed Map reads instead. */
+  readonly batchesFile?: WorkObject;
+  readonly batchCount?: number;
 }
 
 export type PlanMessage = Plan | StoredPlan;
@@ -60,6 +65,35 @@ export function inlineSizeEstimate(plan: Plan): number {
   let bytes = utf8Length(plan);
   for (const group of plan.groups) bytes += resultSizeEstimate(group);
   return bytes;
+}
+
+/**
+ * A plan's groups in batches of at most `size`, one rewrite invocation each: groups of like size
+ * together (an invocation is billed until its slowest group ends), and each batch's groups and
+ * their estimated results within `budgetBytes`, so that a child's input and its answer fit the
+ * 256 KiB a state may hold (a group alone over it goes alone, as it would unbatched).
+ */
+export function rewriteBatches(groups: readonly FileGroup[], size: number, budgetBytes = INLINE_BUDGET_BYTES): FileGroup[][] {
+  const bySize = [...groups].sort((a, b) => b.estimate.bytesToRead - a.estimate.bytesToRead);
+  const batches: FileGroup[][] = [];
+  let batch: FileGroup[] = [];
+  let input = 0;
+  let results = 0;
+  for (const group of bySize) {
+    const groupBytes = utf8Length(group);
+    const resultBytes = resultSizeEstimate(group);
+    if (batch.length > 0 && (batch.length >= size || input + groupBytes > budgetBytes || results + resultBytes > budgetBytes)) {
+      batches.push(batch);
+      batch = [];
+      input = 0;
+      results = 0;
+    }
+    batch.push(group);
+    input += groupBytes;
+    results += resultBytes;
+  }
+  if (batch.length > 0) batches.push(batch);
+  return batches;
 }
 
 function resultSizeEstimate(group: FileGroup): number {
@@ -82,21 +116,30 @@ export interface PlacePlanOptions extends FileIOOptions {
   readonly workLocation?: string;
   /** @default INLINE_BUDGET_BYTES */
   readonly inlineBudgetBytes?: number;
+  /** Groups per rewrite invocation; above 1 every plan is stored, its groups also in batches (rewriteBatches). @default 1 */
+  readonly batchSize?: number;
 }
 
 /** The plan itself when it fits the state, otherwise a StoredPlan after writing its groups. */
 export async function placePlan(plan: Plan, options: PlacePlanOptions = {}): Promise<PlanMessage> {
   const budget = options.inlineBudgetBytes ?? INLINE_BUDGET_BYTES;
-  if (options.workLocation === undefined || plan.groups.length === 0 || inlineSizeEstimate(plan) <= budget) return plan;
-  const location = joinPath(options.workLocation, PLANS_FOLDER, planFolderName(plan), 'groups.json');
-  await fileIOFor(location, options).write(location, new TextEncoder().encode(JSON.stringify(plan.groups)));
+  const batchSize = options.batchSize ?? 1;
+  if (options.workLocation === undefined || plan.groups.length === 0 || (batchSize <= 1 && inlineSizeEstimate(plan) <= budget)) return plan;
+  const folder = joinPath(options.workLocation, PLANS_FOLDER, planFolderName(plan));
+  const write = async (name: string, value: unknown): Promise<WorkObject> => {
+    const location = joinPath(folder, name);
+    await fileIOFor(location, options).write(location, new TextEncoder().encode(JSON.stringify(value)));
+    return workObject(location);
+  };
+  const batches = batchSize > 1 ? rewriteBatches(plan.groups, batchSize) : undefined;
   return {
     ...planHeaderOf(plan),
     summary: plan.summary,
     groupCount: plan.groups.length,
     skippedCount: plan.skipped.length,
     skipped: plan.skipped.slice(0, SKIPPED_KEPT),
-    groupsFile: workObject(location),
+    groupsFile: await write('groups.json', plan.groups),
+    ...(batches ? { batchesFile: await write('batches.json', batches), batchCount: batches.length } : {}),
   };
 }
 

@@ -102,18 +102,20 @@ export function compactionReport(
   const durationMs = Number.isFinite(startMs) ? Math.max(0, context.nowMs - startMs) : 0;
   const planMs = Number.isFinite(startMs) ? Math.max(0, plan.createdAtMs - startMs) : 0;
   const gb = (mib: number): number => mib / 1024;
-  // A group rewritten in a batch bills its share of the batch's invocation (time, request, transition).
-  const billedMs = (r: GroupResult): number => (r.batch ? r.batch.durationMs / r.batch.groups : r.durationMs);
-  const rewrites = Math.round(outcomes.reduce((n, o) => n + ('batch' in o && o.batch ? 1 / o.batch.groups : 1), 0));
+  // A group rewritten in a batch, done or failed, bills its share of the batch's invocation (time,
+  // request, transition); a failed group without one, as the Map's Catch leaves it, its own
+  // invocation and Pass but no time (unknown: a batch its Catch failed whole counts so too).
+  const billedMs = (o: RewriteOutcome): number => (o.batch ? o.batch.durationMs / o.batch.groups : isFailedGroup(o) ? 0 : o.durationMs);
+  const rewrites = Math.round(outcomes.reduce((n, o) => n + (o.batch ? 1 / o.batch.groups : 1), 0));
   const gbSeconds =
     (gb(context.memoryMiB.plan) * planMs +
-      gb(context.memoryMiB.rewrite) * results.reduce((n, r) => n + billedMs(r), 0) +
+      gb(context.memoryMiB.rewrite) * outcomes.reduce((n, o) => n + billedMs(o), 0) +
       gb(context.memoryMiB.commit) * commit.durationMs) /
     1000;
   const invocations = 1 + rewrites + 2;
-  const failed = outcomes.length - results.length;
-  // Plan, Choice, Map, a Rewrite per group or batch (and a Pass per failed one), Commit and its retries, Report, Succeed.
-  const stateTransitions = 3 + rewrites + failed + commit.attempts + 2;
+  const caught = outcomes.filter((o) => isFailedGroup(o) && !o.batch).length;
+  // Plan, Choice, Map, a Rewrite per group or batch (and a Pass per group its Catch took), Commit and its retries, Report, Succeed.
+  const stateTransitions = 3 + rewrites + caught + commit.attempts + 2;
   const { pricedAs, prices } = pricesFor(context.region);
   const lambdaUsd = gbSeconds * prices.lambdaGbSecondUsd + invocations * prices.lambdaRequestUsd;
   const stateTransitionsUsd = stateTransitions * prices.stateTransitionUsd;

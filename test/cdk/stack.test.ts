@@ -378,33 +378,40 @@ describe('IcebergMaintenance template', () => {
     expect(memory({ memorySize: 3008, rewriteMemorySize: 1769 })).toMatchObject({ plan: 3008, rewrite: 1769 });
   });
 
-  it('batches groups to a rewrite function of more than one vCPU: every plan stored, the Distributed Map\'s ItemBatcher gives it one group per vCPU, a failed batch fails each of its groups', () => {
-    const synth = (props: Partial<IcebergMaintenanceProps>): { maintenance: IcebergMaintenance; d: Definition; planEnv: Record<string, Json> } => {
+  it('batches groups to a rewrite function of more than one vCPU: every plan stored, with its groups in batches the Distributed Map reads, one group per vCPU; a failed batch fails each of its groups', () => {
+    const synth = (props: Partial<IcebergMaintenanceProps>): { maintenance: IcebergMaintenance; d: Definition; planEnv: Record<string, Json>; rewrite: Resource } => {
       const stack = new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Batch');
       const maintenance = new IcebergMaintenance(stack, 'Maintenance', { tables: [{ location: 's3://lake-b/t' }], ...props });
       const t = Template.fromStack(stack).toJSON() as { Resources: Record<string, Resource> };
       const machine = Object.values(t.Resources).find((r) => r.Type === 'AWS::StepFunctions::StateMachine' && JSON.stringify(r).includes('Rewrite stored groups'))!;
       const d = JSON.parse(flatten(machine.Properties.DefinitionString as Json)) as Definition;
-      const plan = Object.values(t.Resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Description === 'packice maintenance: plan')!;
-      return { maintenance, d, planEnv: (plan.Properties.Environment as { Variables: Record<string, Json> }).Variables };
+      const fn = (step: string): Resource => Object.values(t.Resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Description === `packice maintenance: ${step}`)!;
+      return { maintenance, d, planEnv: (fn('plan').Properties.Environment as { Variables: Record<string, Json> }).Variables, rewrite: fn('rewrite') };
     };
-    for (const [props, size] of [[{ rewriteMemorySize: 10240 }, 6], [{ rewriteMemorySize: 3538 }, 2], [{ rewriteBatchSize: 3 }, 3]] as const) {
-      const { maintenance, d, planEnv } = synth(props);
+    for (const [props, size] of [[{ rewriteMemorySize: 10240 }, 6], [{ rewriteMemorySize: 3538 }, 2], [{ rewriteMemorySize: 10240, rewriteBatchSize: 3 }, 3]] as const) {
+      const { maintenance, d, planEnv, rewrite } = synth(props);
       expect(maintenance.rewriteBatchSize).toBe(size);
-      expect(planEnv.PACKICE_INLINE_BUDGET_BYTES).toBe('0');
+      expect(planEnv.PACKICE_REWRITE_BATCH_SIZE).toBe(String(size));
       const stored = d.States['Rewrite stored groups'];
-      expect(stored.ItemBatcher).toEqual({ MaxItemsPerBatch: size, MaxInputBytesPerBatch: 256 * 1024, BatchInput: HEADER_PATHS });
-      expect(stored).not.toHaveProperty('ItemSelector');
+      expect(stored).toMatchObject({
+        ItemReader: { ReaderConfig: { InputType: 'JSON' }, Parameters: { 'Key.$': '$.plan.batchesFile.key' } },
+        ItemSelector: { BatchInput: HEADER_PATHS, 'Items.$': '$$.Map.Item.Value' },
+      });
+      expect(stored).not.toHaveProperty('ItemBatcher');
       const inner = (stored.ItemProcessor as { States: Record<string, Record<string, Json>> }).States;
       expect(inner['Group failed (stored plan)']).toEqual({ Type: 'Pass', Parameters: { 'groupIds.$': '$.Items[*].id', 'error.$': '$.error' }, End: true });
+      // 4 GiB of /tmp for each group's sort runs, up to Lambda's 10 GiB.
+      expect(rewrite.Properties.EphemeralStorage).toEqual({ Size: Math.min(10, 4 * size) * 1024 });
     }
     for (const props of [{}, { rewriteMemorySize: 2048 }, { rewriteMemorySize: 10240, rewriteBatchSize: 1 }]) {
-      const { maintenance, d, planEnv } = synth(props);
+      const { maintenance, d, planEnv, rewrite } = synth(props);
       expect(maintenance.rewriteBatchSize).toBe(1);
-      expect(planEnv).not.toHaveProperty('PACKICE_INLINE_BUDGET_BYTES');
-      expect(d.States['Rewrite stored groups']).not.toHaveProperty('ItemBatcher');
+      expect(planEnv).not.toHaveProperty('PACKICE_REWRITE_BATCH_SIZE');
+      expect(d.States['Rewrite stored groups']).toMatchObject({ ItemReader: { Parameters: { 'Key.$': '$.plan.groupsFile.key' } }, ItemSelector: { ...HEADER_PATHS, 'group.$': '$$.Map.Item.Value' } });
+      expect(rewrite.Properties.EphemeralStorage).toEqual({ Size: 4096 });
     }
     expect(() => synth({ rewriteBatchSize: 0 })).toThrow(/rewriteBatchSize must be a positive integer, got 0/);
+    expect(() => synth({ rewriteBatchSize: 3 })).toThrow(/rewriteBatchSize must be at most the rewrite function's vCPUs \(1 at 1769 MiB: one per 1,769\), got 3/);
   });
 
   it('grants the tables\' KMS keys: decrypt to the readers, encrypt and decrypt to the writers', () => {

@@ -13,7 +13,7 @@ import type { CompactionCommitResult, Plan } from '../../lib/compaction/messages
 import type { FileIO } from '../../lib/io/file-io.js';
 import { S3FileIO } from '../../lib/io/s3.js';
 import type { Row } from '../../lib/iceberg/values.js';
-import { isStoredPlan, loadPlan, inlineSizeEstimate, PLANS_FOLDER, type PlanMessage } from '../../lib/pipeline/plan-payload.js';
+import { isStoredPlan, loadPlan, inlineSizeEstimate, PLANS_FOLDER, type PlanMessage, type StoredPlan } from '../../lib/pipeline/plan-payload.js';
 import type { CompactionReport } from '../../lib/pipeline/report-step.js';
 import type { ExpireSummary, OrphanSummary } from '../../lib/pipeline/retention-request.js';
 import { appendRows, createNewTable } from '../../lib/table/operations.js';
@@ -368,6 +368,39 @@ describe('the synthesized compaction state machine of a 10,240 MB rewrite functi
     expect(after.result.abortedGroups).toEqual([]);
     expect(after.report.groups).toEqual({ planned: 8, committed: 8, aborted: 0 });
     expect(after.files).toEqual({ data: 8, deletes: 0 });
+    expect(after.rows).toEqual(before);
+  });
+
+  it('catches a batch whose rewrite fails as a whole: each of its groups is reported, the other batch commits', async () => {
+    // Prepare: after Plan, the smaller batch's first group loses its inputs in the batches file (the groups file stays whole).
+    const location = `s3://${tableBucket}/warehouse/db/batched-caught`;
+    await wideTable(s3, location, 8);
+    const before = await liveRows(s3, location);
+    let broken: string[] = [];
+    const hooks = {
+      async afterInvoke(call: { state: string }, outcome: { result?: unknown }) {
+        if (call.state !== 'Plan') return;
+        const { batchesFile } = outcome.result as StoredPlan;
+        const batches = JSON.parse(new TextDecoder().decode(await s3.read(batchesFile!.location))) as Record<string, unknown>[][];
+        const small = batches.find((b) => b.length === 2)!;
+        broken = small.map((g) => g.id as string);
+        delete small[0].inputs;
+        await s3.write(batchesFile!.location, new TextEncoder().encode(JSON.stringify(batches)));
+      },
+    };
+
+    // Act
+    const execution = await machine.run({ table: { location }, policy: POLICY }, { hooks });
+
+    // Assess: the batch's invocation refused its event; its Catch failed both its groups.
+    expect(execution).toMatchObject({ status: 'SUCCEEDED' });
+    expect(statesEntered(execution).filter((s) => s === 'Group failed (stored plan)')).toHaveLength(1);
+    const after = await afterRun(execution, location);
+    expect(after.result.committedGroups).toHaveLength(6);
+    expect([...after.result.abortedGroups].sort((a, b) => a.groupId.localeCompare(b.groupId))).toEqual(
+      [...broken].sort().map((groupId) => ({ groupId, reason: expect.stringMatching(/^rewrite failed: InvalidEventError: invalid rewrite event: missing field "Items\[0\]\.inputs"/) })),
+    );
+    expect(after.files).toEqual({ data: 6 + 2 * 2, deletes: 0 });
     expect(after.rows).toEqual(before);
   });
 

@@ -76,14 +76,16 @@ describe('report', () => {
     expect(pricesFor('eu-west-1').pricedAs).toBe('eu-west-1');
   });
 
-  it('bills the groups of a batch their share of its invocation: one request, one Rewrite transition, the batch\'s duration once', async () => {
-    // Prepare: both groups rewritten in one batch (a 10,240 MB function's), committed.
+  it('bills the groups of a batch, done or failed, their share of its invocation: one request, one Rewrite transition, the batch\'s duration once', async () => {
+    // Prepare: both groups rewritten in one batch (a 10,240 MB function's).
     const location = join(tempDir(), 'events');
     await smallTable(new LocalFileIO(), location, 2);
     vi.stubEnv(WORK_LOCATION_ENV, join(tempDir(), 'work'));
     vi.stubEnv(FUNCTION_MEMORY_ENV, JSON.stringify({ plan: 1024, rewrite: 10240, commit: 2048 }));
     const plan = hop((await planHandler({ table: { location }, policy: { minInputFiles: 2 } })) as Plan);
-    const results = hop(await rewriteHandler(hop({ BatchInput: planHeaderOf(plan), Items: plan.groups })));
+    const [done, other] = hop(await rewriteHandler(hop({ BatchInput: planHeaderOf(plan), Items: plan.groups })));
+    // The batch's second group failed inside it: it still bills its share, and no Pass ran for it.
+    const results: RewriteOutcome[] = [done, { groupId: other.groupId, error: { Error: 'InvalidFileError', Cause: 'not Parquet' }, batch: other.batch }];
     const commit = hop(await commitHandler(hop({ plan, results })));
 
     // Act
@@ -93,7 +95,7 @@ describe('report', () => {
     const shares = results.map((r) => ('batch' in r ? r.batch : undefined));
     expect(shares[0]).toEqual({ groups: 2, durationMs: expect.any(Number) });
     expect(shares[1]).toEqual(shares[0]);
-    expect(report).toMatchObject({ groups: { planned: 2, committed: 2, aborted: 0 }, lambda: { invocations: 4 }, stateTransitions: 3 + 1 + 1 + 2 });
+    expect(report).toMatchObject({ groups: { planned: 2, committed: 1, aborted: 1 }, lambda: { invocations: 4 }, stateTransitions: 3 + 1 + 1 + 2 });
     expect(report.lambda.gbSeconds).toBeCloseTo((10 * shares[0]!.durationMs + 2 * commit.durationMs) / 1000, 3);
   });
 });

@@ -17,6 +17,7 @@ import {
   isStoredPlan,
   loadPlan,
   placePlan,
+  rewriteBatches,
   STATE_PAYLOAD_LIMIT_BYTES,
   WORK_LOCATION_ENV,
   type StoredPlan,
@@ -144,5 +145,31 @@ describe('a stored plan through the Distributed Map files', () => {
       { groupId: 'g5', error: { Error: 'States.Runtime', Cause: 'the child failed' } },
       { groupId: 'g6', error: { Error: 'States.Runtime', Cause: 'the child failed' } },
     ]);
+  });
+
+  it('stores every plan when groups go in batches, its groups also as batches: like sizes together, at most the batch size, each within the budget', async () => {
+    // Prepare: a plan of two groups; and made-up groups of given sizes.
+    const s3 = new S3FileIO({ endpoint: testS3Endpoint() });
+    const bucket = await freshBucket();
+    const location = `s3://${bucket}/warehouse/db/events`;
+    await smallTable(s3, location, 2);
+    vi.stubEnv('AWS_ENDPOINT_URL_S3', testS3Endpoint());
+    const plan = (await planHandler({ table: { location }, policy: POLICY })) as Plan;
+    const [g] = plan.groups;
+    const sized = (id: string, bytesToRead: number, pad = 0): Plan['groups'][number] => ({ ...g, id, estimate: { ...g.estimate, bytesToRead }, reasons: ['x'.repeat(pad)] });
+
+    // Act
+    const stored = hop(await placePlan(plan, { workLocation: `s3://${bucket}/packice`, batchSize: 6 })) as StoredPlan;
+    const batches = JSON.parse(new TextDecoder().decode(await s3.read(stored.batchesFile!.location))) as Plan['groups'][];
+    const bySize = rewriteBatches([sized('a', 1), sized('b', 5), sized('c', 3), sized('d', 4), sized('e', 2)], 2);
+    const byBytes = rewriteBatches([sized('big', 9, 100_000), sized('big2', 8, 100_000), sized('small', 1)], 6);
+
+    // Assess
+    expect(stored).toMatchObject({ groupCount: 2, batchCount: 1, batchesFile: { bucket, key: expect.stringMatching(/^packice\/plans\/.+\/batches\.json$/) } });
+    expect(batches.map((b) => b.map((x) => x.id))).toEqual([[...plan.groups].sort((x, y) => y.estimate.bytesToRead - x.estimate.bytesToRead).map((x) => x.id)]);
+    expect(await loadPlan(stored)).toEqual({ ...plan, skipped: plan.skipped.slice(0, 20) });
+    expect(bySize.map((b) => b.map((x) => x.id))).toEqual([['b', 'd'], ['c', 'e'], ['a']]);
+    // Two groups of ~100 KB each would take a batch past the 192 KiB budget.
+    expect(byBytes.map((b) => b.map((x) => x.id))).toEqual([['big'], ['big2', 'small']]);
   });
 });

@@ -16,6 +16,8 @@ import { tempDir } from '../support/fixtures.js';
 import { smallTable } from '../support/small-table.js';
 
 const POLICY = { minInputFiles: 2 } as const;
+/** What every outcome of a batch of the small table's two groups carries. */
+const BATCH_OF_TWO = { groups: 2, durationMs: expect.any(Number) as number };
 
 async function plannedBatch(): Promise<{ plan: Plan; batch: RewriteBatch }> {
   const location = `${tempDir('packice-batch-')}/table`;
@@ -57,7 +59,7 @@ describe('rewriteBatchStep', () => {
     // Assess
     expect(outcomes.map((o) => o.groupId)).toEqual(plan.groups.map((g) => g.id));
     const failed = outcomes.filter((o): o is FailedGroup => 'error' in o);
-    expect(failed).toEqual([{ groupId: victim.id, error: { Error: 'InvalidFileError', Cause: expect.stringContaining(victim.inputs[0].file.filePath.replace(/^file:\/\//, '')) } }]);
+    expect(failed).toEqual([{ groupId: victim.id, error: { Error: 'InvalidFileError', Cause: expect.stringContaining(victim.inputs[0].file.filePath.replace(/^file:\/\//, '')) }, batch: BATCH_OF_TWO }]);
     expect(results(outcomes)).toHaveLength(plan.groups.length - 1);
   });
 
@@ -102,7 +104,7 @@ describe('rewriteBatchStep', () => {
 
     // Assess
     expect(retried).toEqual([[victim.id], [victim.id]]);
-    expect(outcomes[0]).toEqual({ groupId: victim.id, error: { Error: 'IoError', Cause: expect.stringContaining('directory') } });
+    expect(outcomes[0]).toEqual({ groupId: victim.id, error: { Error: 'IoError', Cause: expect.stringContaining('directory') }, batch: BATCH_OF_TWO });
     expect(results(outcomes)).toHaveLength(plan.groups.length - 1);
   });
 
@@ -115,7 +117,23 @@ describe('rewriteBatchStep', () => {
     const after = await rewriteBatchStep(batch, { vcpus: 2 });
 
     // Assess
-    expect(died).toEqual(plan.groups.map((g) => ({ groupId: g.id, error: { Error: 'Error', Cause: 'the rewrite thread died: the thread exited with code 3' } })));
+    expect(died).toEqual(plan.groups.map((g) => ({ groupId: g.id, error: { Error: 'Error', Cause: 'the rewrite thread died: the thread exited with code 3' }, batch: BATCH_OF_TWO })));
     expect(results(after).map((r) => r.groupId)).toEqual(plan.groups.map((g) => g.id));
+  });
+
+  it('does not retry when the invocation has no time left for another attempt', async () => {
+    // Prepare
+    const { plan, batch } = await plannedBatch();
+    const path = localPath(plan.groups[0].inputs[0].file.filePath);
+    rmSync(path);
+    mkdirSync(path);
+    const retried: (readonly string[])[] = [];
+
+    // Act: 20 s left, under the 30 s margin.
+    const outcomes = await rewriteBatchStep(batch, { vcpus: 1, retryWaitMs: 1, remainingMs: () => 20_000, onRetry: (ids) => void retried.push(ids) });
+
+    // Assess
+    expect(retried).toEqual([]);
+    expect(outcomes[0]).toMatchObject({ groupId: plan.groups[0].id, error: { Error: 'IoError' } });
   });
 });

@@ -6,15 +6,12 @@
  *   object its (resolved) Parameters name, a JSON array of items (`MaxItems` honoured);
  * - ItemSelector with `$$.Map.Item.Index` / `$$.Map.Item.Value`; one child execution per item,
  *   at most MaxConcurrency at once, running the ItemProcessor through the same local engine;
- * - ItemBatcher: the selected items in order, at most `MaxItemsPerBatch` and `MaxInputBytesPerBatch`
- *   (the child's input, JSON) a batch, one child execution per batch with the input
- *   `{BatchInput, Items}` (BatchInput a payload template on the state's input; absent if not given);
  * - ToleratedFailurePercentage / ToleratedFailureCount: above them the state fails with
  *   `States.ExceedToleratedFailureThreshold`;
  * - ResultWriter `arn:aws:states:::s3:putObject` to `<Prefix>/<map run id>/`: `SUCCEEDED_0.json`,
  *   `FAILED_0.json` (the children's records as the service writes them, input and output as JSON
  *   text) and `manifest.json`; the state's result is `{MapRunArn, ResultWriterDetails: {Bucket, Key}}`.
- * Anything else a Distributed Map may carry (batch sizes by path, CSV or manifest readers, a WriterConfig
+ * Anything else a Distributed Map may carry (ItemBatcher, CSV or manifest readers, a WriterConfig
  * transformation, no ResultWriter) is refused rather than imitated.
  */
 import { randomUUID } from 'node:crypto';
@@ -41,7 +38,7 @@ export interface DistributedMapRun {
 }
 
 /** The Map state's fields the stand-in implements; the rest of a Map is the parent engine's. */
-const HANDLED = new Set(['Type', 'ItemReader', 'ItemSelector', 'ItemBatcher', 'ItemProcessor', 'MaxConcurrency', 'ToleratedFailurePercentage', 'ToleratedFailureCount', 'ResultWriter', 'Label', 'Comment']);
+const HANDLED = new Set(['Type', 'ItemReader', 'ItemSelector', 'ItemProcessor', 'MaxConcurrency', 'ToleratedFailurePercentage', 'ToleratedFailureCount', 'ResultWriter', 'Label', 'Comment']);
 /** Fields the parent engine applies to the stand-in's Task exactly as to the Map. */
 export const MAP_FIELDS_KEPT = ['InputPath', 'ResultSelector', 'ResultPath', 'OutputPath', 'Next', 'End', 'Retry', 'Catch'] as const;
 
@@ -71,17 +68,13 @@ export async function runDistributedMap(run: DistributedMapRun, input: Json): Pr
   const childMachineArn = `${run.stateMachineArn}/${label}`;
   const { ProcessorConfig: _config, ...childDefinition } = state.ItemProcessor as JsonObject;
 
-  const selected: Json[] = [];
-  for (let i = 0; i < items.length; i++) {
-    selected.push(state.ItemSelector === undefined ? items[i] : await evaluateTemplate(state.ItemSelector, input, { Map: { Item: { Index: i, Value: items[i] } } }));
-  }
-  const inputs = state.ItemBatcher === undefined ? selected : await batches(state.ItemBatcher as JsonObject, name, input, selected);
-  const records: ChildRecord[] = new Array(inputs.length);
-  const limit = typeof state.MaxConcurrency === 'number' && state.MaxConcurrency > 0 ? state.MaxConcurrency : inputs.length;
+  const records: ChildRecord[] = new Array(items.length);
+  const limit = typeof state.MaxConcurrency === 'number' && state.MaxConcurrency > 0 ? state.MaxConcurrency : items.length;
   let next = 0;
   const worker = async (): Promise<void> => {
-    for (let i = next++; i < inputs.length; i = next++) {
-      const childInput = inputs[i];
+    for (let i = next++; i < items.length; i = next++) {
+      const childInput =
+        state.ItemSelector === undefined ? items[i] : await evaluateTemplate(state.ItemSelector, input, { Map: { Item: { Index: i, Value: items[i] } } });
       const childName = randomUUID();
       const started = new Date().toISOString();
       const outcome = await run.runChild(childDefinition, childInput, {
@@ -102,7 +95,7 @@ export async function runDistributedMap(run: DistributedMapRun, input: Json): Pr
       };
     }
   };
-  await Promise.all(Array.from({ length: Math.min(limit, inputs.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 
   const failed = records.filter((r) => r.Status === 'FAILED');
   checkTolerance(state, name, failed.length, records.length);
@@ -111,29 +104,6 @@ export async function runDistributedMap(run: DistributedMapRun, input: Json): Pr
     return records.map((r) => JSON.parse(r.Output ?? 'null') as Json);
   }
   return writeResults(run, input, mapRunArn, mapRunId, records);
-}
-
-/** The children's inputs `{BatchInput?, Items}`: items in order, a batch closed at either limit (a lone item over the bytes still goes). */
-async function batches(batcher: JsonObject, name: string, input: Json, items: Json[]): Promise<Json[]> {
-  const unsupported = Object.keys(batcher).filter((k) => !['MaxItemsPerBatch', 'MaxInputBytesPerBatch', 'BatchInput'].includes(k));
-  if (unsupported.length > 0) throw new Error(`Distributed Map "${name}": the local stand-in does not implement ItemBatcher.${unsupported.join(', ItemBatcher.')}`);
-  const maxItems = typeof batcher.MaxItemsPerBatch === 'number' ? batcher.MaxItemsPerBatch : Infinity;
-  const maxBytes = typeof batcher.MaxInputBytesPerBatch === 'number' ? batcher.MaxInputBytesPerBatch : Infinity;
-  const batchInput = batcher.BatchInput === undefined ? undefined : await evaluateTemplate(batcher.BatchInput, input);
-  const child = (batch: Json[]): JsonObject => (batchInput === undefined ? { Items: batch } : { BatchInput: batchInput, Items: batch });
-  const out: JsonObject[] = [];
-  let batch: Json[] = [];
-  for (const item of items) {
-    const grown = [...batch, item];
-    if (batch.length > 0 && (grown.length > maxItems || Buffer.byteLength(JSON.stringify(child(grown))) > maxBytes)) {
-      out.push(child(batch));
-      batch = [item];
-    } else {
-      batch = grown;
-    }
-  }
-  if (batch.length > 0) out.push(child(batch));
-  return out;
 }
 
 interface ChildRecord {
