@@ -39,13 +39,21 @@
  * Connection set-up and 100-continue exchanges (the SDK opens a connection of its own for each PUT
  * body of 2 MiB or more) cost loopback time only. The tables are still copied to moto directly.
  *
- *   [BASE=<another checkout>] [LINK=model|measured] [WORKERS=n] npx tsx bench/cost-per-gb.ts [rounds=3] [--append [small,copy,deletes,eqdeletes]]
+ *   [BASE=<another checkout>] [LINK=model|measured] [WORKERS=n] [BATCH=n] npx tsx bench/cost-per-gb.ts [rounds=3] [--append [small,copy,deletes,eqdeletes]]
  *
  * WORKERS=n (default 0) rewrites with n worker threads (the rewriter's decodeWorkers: merge and decode workers)
  * and prices the 10,240 MB rows from that run: wall time on six vCPUs projected as the larger of the main
  * thread's CPU and all threads' CPU ÷ 6, the S3 wait modelled on that time line. n = 1 on a 2-CPU machine (more
  * crowd its cores and inflate the CPU); the 1,769 MB rows of such a run price all threads' CPU on one vCPU, where
  * a Lambda would start no worker: take those from a WORKERS=0 run.
+ *
+ * BATCH=n (default 1) also rewrites n copies of the group at once, one thread each, as a batching rewrite
+ * function (IcebergMaintenance rewriteBatchSize) does after it (its threads warmed by a batch first), and
+ * prices the 10,240 MB function given six groups per invocation: each group billed a sixth of its own CPU
+ * (measured with the others beside it) plus its own S3 wait (modelled as one thread's), one request and one
+ * transition a batch. n = 2 on a 2-CPU machine (more would crowd its cores; moto shares them too). Groups
+ * of a batch are assumed alike (the plan batches like sizes together): the invocation lasts as long as
+ * its slowest.
  *
  * With BASE (a checkout with node_modules, e.g. `git archive main` plus a node_modules link), each round
  * also runs that checkout's own `bench/cost-per-gb.ts --phase` on the same tables, interleaved with this
