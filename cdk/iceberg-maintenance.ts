@@ -166,8 +166,8 @@ export interface IcebergMaintenanceProps {
    */
   readonly rewriteMemorySize?: number;
   /**
-   * Groups one rewrite invocation takes (the Distributed Map's ItemBatcher), rewritten side by
-   * side, one thread each. Lambda gives one vCPU per 1,769 MB, and one group's rewrite keeps one
+   * Groups one rewrite invocation takes (in batches the plan function makes: lib/pipeline/
+   * plan-payload.ts rewriteBatches), rewritten side by side, one thread each. Lambda gives one vCPU per 1,769 MB, and one group's rewrite keeps one
    * busy: at 10,240 MB six groups at once cost per GB what one vCPU does, where one group alone
    * leaves most of the function idle (BENCHMARKS.md). Above 1, every plan goes through the work
    * bucket and the Distributed Map, which batches (within its 256 KiB per batch). More groups than
@@ -849,7 +849,7 @@ export class IcebergMaintenance extends Construct {
       // Batched: each item a batch of groups the plan function made (lib/pipeline/plan-payload.ts
       // rewriteBatches, sized to the state's limit), handed over as a RewriteBatch {BatchInput, Items}.
       itemReader: new sfn.S3JsonItemReader({ bucket: this.workBucket, key: sfn.JsonPath.stringAt(batched ? '$.plan.batchesFile.key' : '$.plan.groupsFile.key') }),
-      itemSelector: batched ? { BatchInput: headerPaths, 'Items.$': '$$.Map.Item.Value' } : itemSelector,
+      itemSelector: batched ? { BatchInput: headerPaths, 'Items.$': '$$.Map.Item.Value.groups' } : itemSelector,
       maxConcurrency,
       resultWriterV2: new sfn.ResultWriterV2({ bucket: this.workBucket, prefix: `${WORK_PREFIX}/${MAP_RESULTS_FOLDER}` }),
       // Failed groups are caught inside their child; a child that fails anyway is reported by the commit.

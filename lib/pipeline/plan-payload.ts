@@ -43,7 +43,11 @@ export interface StoredPlan extends PlanHeader {
   readonly skipped: Plan['skipped'];
   /** A JSON array of the plan's groups, in plan order. */
   readonly groupsFile: WorkObject;
-  /** Where groups are rewritten in batches: a JSON array of them (rewriteBatches), what the Distributed Map reads instead. */
+  /**
+   * Where groups are rewritten in batches: a JSON array of `{groups}` objects, one per batch
+   * (rewriteBatches), what the Distributed Map reads instead (an item is an object, as the
+   * service's JSON reader documents them).
+   */
   readonly batchesFile?: WorkObject;
   readonly batchCount?: number;
 }
@@ -139,7 +143,7 @@ export async function placePlan(plan: Plan, options: PlacePlanOptions = {}): Pro
     skippedCount: plan.skipped.length,
     skipped: plan.skipped.slice(0, SKIPPED_KEPT),
     groupsFile: await write('groups.json', plan.groups),
-    ...(batches ? { batchesFile: await write('batches.json', batches), batchCount: batches.length } : {}),
+    ...(batches ? { batchesFile: await write('batches.json', batches.map((groups) => ({ groups }))), batchCount: batches.length } : {}),
   };
 }
 

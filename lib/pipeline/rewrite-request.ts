@@ -28,9 +28,10 @@ export function rewriteRequestOf(plan: Plan, groupId: string): RewriteRequest {
 }
 
 /**
- * Several groups for one rewrite function, as a Distributed Map's ItemBatcher hands them to its
- * child: the plan's header as `BatchInput`, the groups as `Items` (where Lambda gives the
- * function more than one vCPU, it rewrites them side by side: rewrite-step.ts rewriteBatchStep).
+ * Several groups for one rewrite function, as the Distributed Map hands it a batch the plan
+ * function made (plan-payload.ts rewriteBatches): the plan's header as `BatchInput`, the groups
+ * as `Items` (where Lambda gives the function more than one vCPU, it rewrites them side by side:
+ * rewrite-step.ts rewriteBatchStep).
  */
 export interface RewriteBatch {
   readonly BatchInput: PlanHeader;

@@ -395,7 +395,7 @@ describe('IcebergMaintenance template', () => {
       const stored = d.States['Rewrite stored groups'];
       expect(stored).toMatchObject({
         ItemReader: { ReaderConfig: { InputType: 'JSON' }, Parameters: { 'Key.$': '$.plan.batchesFile.key' } },
-        ItemSelector: { BatchInput: HEADER_PATHS, 'Items.$': '$$.Map.Item.Value' },
+        ItemSelector: { BatchInput: HEADER_PATHS, 'Items.$': '$$.Map.Item.Value.groups' },
       });
       expect(stored).not.toHaveProperty('ItemBatcher');
       const inner = (stored.ItemProcessor as { States: Record<string, Record<string, Json>> }).States;

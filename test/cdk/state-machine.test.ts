@@ -381,8 +381,8 @@ describe('the synthesized compaction state machine of a 10,240 MB rewrite functi
       async afterInvoke(call: { state: string }, outcome: { result?: unknown }) {
         if (call.state !== 'Plan') return;
         const { batchesFile } = outcome.result as StoredPlan;
-        const batches = JSON.parse(new TextDecoder().decode(await s3.read(batchesFile!.location))) as Record<string, unknown>[][];
-        const small = batches.find((b) => b.length === 2)!;
+        const batches = JSON.parse(new TextDecoder().decode(await s3.read(batchesFile!.location))) as { groups: Record<string, unknown>[] }[];
+        const small = batches.find((b) => b.groups.length === 2)!.groups;
         broken = small.map((g) => g.id as string);
         delete small[0].inputs;
         await s3.write(batchesFile!.location, new TextEncoder().encode(JSON.stringify(batches)));

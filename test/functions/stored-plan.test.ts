@@ -160,7 +160,7 @@ describe('a stored plan through the Distributed Map files', () => {
 
     // Act
     const stored = hop(await placePlan(plan, { workLocation: `s3://${bucket}/packice`, batchSize: 6 })) as StoredPlan;
-    const batches = JSON.parse(new TextDecoder().decode(await s3.read(stored.batchesFile!.location))) as Plan['groups'][];
+    const batches = (JSON.parse(new TextDecoder().decode(await s3.read(stored.batchesFile!.location))) as { groups: Plan['groups'] }[]).map((b) => b.groups);
     const bySize = rewriteBatches([sized('a', 1), sized('b', 5), sized('c', 3), sized('d', 4), sized('e', 2)], 2);
     const byBytes = rewriteBatches([sized('big', 9, 100_000), sized('big2', 8, 100_000), sized('small', 1)], 6);
 
