@@ -5,15 +5,21 @@
  */
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
+import { COPY_MIN_ROW_GROUP_BYTES_PROPERTY, MERGE_DELETES_PROPERTY, MERGE_MIN_ROW_GROUP_BYTES_PROPERTY } from '../../lib/compaction/chunk-copy.js';
+import { DECODE_WORKERS_PROPERTY } from '../../lib/compaction/decode-pool.js';
 import type { GroupResult, Plan } from '../../lib/compaction/messages.js';
+import { planCompaction } from '../../lib/compaction/planner.js';
+import { rewriteGroup } from '../../lib/compaction/rewriter.js';
 import { LocalFileIO } from '../../lib/io/local.js';
 import type { FailedGroup, RewriteOutcome } from '../../lib/pipeline/group-outcome.js';
 import { planStep } from '../../lib/pipeline/plan-step.js';
 import { planHeaderOf, type RewriteBatch } from '../../lib/pipeline/rewrite-request.js';
+import { createNewTable } from '../../lib/table/operations.js';
 import { rewriteBatchStep } from '../../lib/pipeline/rewrite-step.js';
 import { tempDir } from '../support/fixtures.js';
-import { smallTable } from '../support/small-table.js';
+import { fillSmallTable, SMALL_TABLE_SPEC, smallTable } from '../support/small-table.js';
 
 const POLICY = { minInputFiles: 2 } as const;
 /** What every outcome of a batch of the small table's two groups carries. */
@@ -135,5 +141,37 @@ describe('rewriteBatchStep', () => {
     // Assess
     expect(retried).toEqual([]);
     expect(outcomes[0]).toMatchObject({ groupId: plan.groups[0].id, error: { Error: 'IoError' } });
+  });
+
+  it('holds a group to its worker cap whatever the table property asks (a batch\'s group on a thread: its share of the vCPUs)', async () => {
+    // Prepare: a table asking for two decode workers, every input decoded.
+    const io = new LocalFileIO();
+    const location = `${tempDir('packice-batch-')}/table`;
+    const properties = {
+      [DECODE_WORKERS_PROPERTY]: '2',
+      [COPY_MIN_ROW_GROUP_BYTES_PROPERTY]: String(2 ** 40),
+      [MERGE_MIN_ROW_GROUP_BYTES_PROPERTY]: String(2 ** 40),
+      [MERGE_DELETES_PROPERTY]: 'false',
+    };
+    const t = await fillSmallTable(await createNewTable(io, location, { formatVersion: 2, ...SMALL_TABLE_SPEC, properties }));
+    const plan = await planCompaction(io, t.metadata, { table: { location }, policy: POLICY });
+    const started: number[] = [];
+    const count = (w: Worker): void => void started.push(w.threadId);
+
+    // Act: the threads each rewrite starts, capped at 0, at 1, and not capped.
+    process.on('worker', count);
+    const counts: number[] = [];
+    try {
+      for (const cap of [0, 1, undefined]) {
+        const before = started.length;
+        await rewriteGroup(io, t.metadata, plan, plan.groups[0], cap === undefined ? {} : { workerCap: cap });
+        counts.push(started.length - before);
+      }
+    } finally {
+      process.off('worker', count);
+    }
+
+    // Assess
+    expect(counts).toEqual([0, 1, 2]);
   });
 });
