@@ -458,7 +458,7 @@ export function validateProps(props: IcebergMaintenanceProps): string[] {
   for (const name of ['maxConcurrency', 'retentionConcurrency', 'rewriteReservedConcurrency', 'rewriteBatchSize'] as const) {
     if (!positiveInteger(props[name])) problems.push(`${name} must be a positive integer, got ${props[name]}`);
   }
-  const rewriteMemory = props.rewriteMemorySize ?? props.memorySize ?? MAINTENANCE_DEFAULTS.rewriteMemorySize;
+  const rewriteMemory = rewriteMemoryOf(props);
   if (props.rewriteBatchSize !== undefined && positiveInteger(props.rewriteBatchSize) && !Token.isUnresolved(rewriteMemory) && props.rewriteBatchSize > lambdaVcpus(rewriteMemory)) {
     problems.push(
       `rewriteBatchSize must be at most the rewrite function's vCPUs (${lambdaVcpus(rewriteMemory)} at ${rewriteMemory} MiB: one per 1,769), got ${props.rewriteBatchSize}: a batch's groups run side by side within one timeout`,
@@ -469,6 +469,11 @@ export function validateProps(props: IcebergMaintenanceProps): string[] {
     problems.push(`inlinePlanBudgetBytes must be an integer from 1 to ${INLINE_BUDGET_BYTES}, got ${budget}`);
   }
   return problems;
+}
+
+/** The rewrite function's memory: its own, else every function's, else one vCPU's. */
+function rewriteMemoryOf(props: IcebergMaintenanceProps): number {
+  return props.rewriteMemorySize ?? props.memorySize ?? MAINTENANCE_DEFAULTS.rewriteMemorySize;
 }
 
 /** What the functions get for a table: its location, policy and retention in milliseconds. */
@@ -546,7 +551,7 @@ export class IcebergMaintenance extends Construct {
       throw new Error(`IcebergMaintenance ${this.node.path}: invalid props:\n  - ${problems.join('\n  - ')}`);
     }
     const memorySize = props.memorySize ?? MAINTENANCE_DEFAULTS.memorySize;
-    const rewriteMemorySize = props.rewriteMemorySize ?? props.memorySize ?? MAINTENANCE_DEFAULTS.rewriteMemorySize;
+    const rewriteMemorySize = rewriteMemoryOf(props);
     this.rewriteBatchSize = props.rewriteBatchSize ?? (Token.isUnresolved(rewriteMemorySize) ? 1 : lambdaVcpus(rewriteMemorySize));
     const timeout = props.timeout ?? MAINTENANCE_DEFAULTS.timeout;
     const tables = props.tables.map(maintainedTable);

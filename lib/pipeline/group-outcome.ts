@@ -4,6 +4,7 @@
  * commit as such: it is reported among the aborted groups with its reason, and the others commit.
  */
 import type { GroupResult } from '../compaction/messages.js';
+import type { WorkerError } from './group-threads.js';
 
 export interface FailedGroup {
   readonly groupId: string;
@@ -19,6 +20,11 @@ export interface StepFunctionsError {
 }
 
 export type RewriteOutcome = GroupResult | FailedGroup;
+
+/** A group whose rewrite threw `error`, in the shape the Map state's Catch gives one. */
+export function failedGroup(groupId: string, error: WorkerError): FailedGroup {
+  return { groupId, error: { Error: error.name, Cause: error.message } };
+}
 
 export function isFailedGroup(outcome: RewriteOutcome): outcome is FailedGroup {
   return 'error' in outcome;

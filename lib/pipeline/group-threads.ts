@@ -17,6 +17,11 @@ export interface WorkerError {
   readonly message: string;
 }
 
+/** Any thrown value as a WorkerError. */
+export function workerError(e: unknown): WorkerError {
+  return e instanceof Error ? { name: e.name, message: e.message } : { name: 'Error', message: String(e) };
+}
+
 export type GroupDone = (groupId: string, result?: GroupResult, error?: WorkerError) => void;
 
 /** What rewrite-worker.ts takes: one group's request. */
@@ -108,7 +113,7 @@ export async function rewriteInThreads(plan: Plan, parallelism: number, rewrite:
         try {
           m = await sent;
         } catch (e) {
-          const error = e instanceof Error ? e : new Error(String(e));
+          const error = workerError(e);
           void worker.terminate();
           worker = undefined;
           onDone(group.id, undefined, { name: error.name, message: `the rewrite thread died: ${error.message}` });

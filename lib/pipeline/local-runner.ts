@@ -2,8 +2,8 @@ import { availableParallelism } from 'node:os';
 import type { CompactionCommitOptions } from '../compaction/commit.js';
 import type { CompactionCommitResult, GroupResult, Plan, PlanRequest } from '../compaction/messages.js';
 import type { RewriteOptions } from '../compaction/rewriter.js';
-import type { FailedGroup } from './group-outcome.js';
-import { closeRewriteThreads, rewriteInThreads, type WorkerError } from './group-threads.js';
+import { failedGroup, type FailedGroup } from './group-outcome.js';
+import { closeRewriteThreads, rewriteInThreads, workerError, type WorkerError } from './group-threads.js';
 import { runTotals, type RunTotals } from './run-totals.js';
 import { commitStep, planStep, rewriteStep } from './steps.js';
 
@@ -62,7 +62,7 @@ export async function runCompaction(request: PlanRequest, options: LocalRunOptio
     } else {
       // The shape the Map state's Catch gives a failed rewrite: the commit reports both alike.
       const e = error ?? { name: 'Error', message: 'unknown error' };
-      failed.push({ groupId, error: { Error: e.name, Cause: e.message } });
+      failed.push(failedGroup(groupId, e));
       options.onProgress?.({ kind: 'group-failed', groupId, error: e.message });
     }
   };
@@ -72,7 +72,7 @@ export async function runCompaction(request: PlanRequest, options: LocalRunOptio
       try {
         onDone(g.id, await rewriteStep({ plan, groupId: g.id }, options.rewrite));
       } catch (e) {
-        onDone(g.id, undefined, e instanceof Error ? { name: e.name, message: e.message } : { name: 'Error', message: String(e) });
+        onDone(g.id, undefined, workerError(e));
       }
     }
   } else {

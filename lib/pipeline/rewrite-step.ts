@@ -4,8 +4,8 @@ import { vcpus } from '../compaction/vcpus.js';
 import type { GroupResult } from '../compaction/messages.js';
 import { rewriteGroup, type RewriteOptions } from '../compaction/rewriter.js';
 import { IoError } from '../errors.js';
-import type { FailedGroup, RewriteOutcome } from './group-outcome.js';
-import { rewriteInThreads, type WorkerError } from './group-threads.js';
+import { failedGroup, type RewriteOutcome } from './group-outcome.js';
+import { rewriteInThreads, workerError, type WorkerError } from './group-threads.js';
 import { openTable } from './open-table.js';
 import { batchPlan, oneGroupPlan, planHeaderOf, type RewriteBatch, type RewriteRequest } from './rewrite-request.js';
 
@@ -63,7 +63,7 @@ export async function rewriteBatchStep(batch: RewriteBatch, options: RewriteBatc
         try {
           done(group.id, await rewriteGroupStep({ ...planHeaderOf(plan), group }, rewrite));
         } catch (e) {
-          done(group.id, undefined, errorOf(e));
+          done(group.id, undefined, workerError(e));
         }
       }
     } else {
@@ -75,7 +75,7 @@ export async function rewriteBatchStep(batch: RewriteBatch, options: RewriteBatc
         decodeHost: { vcpus: spare + 1, memoryBytes: host.memoryBytes / parallelism, ...(host.dedicated !== undefined ? { dedicated: host.dedicated } : {}) },
       };
       await rewriteInThreads({ ...plan, groups: pending }, parallelism, { ...rewrite, ...share }, done).catch((e: unknown) => {
-        for (const g of pending) if (!outcomes.has(g.id)) done(g.id, undefined, errorOf(e));
+        for (const g of pending) if (!outcomes.has(g.id)) done(g.id, undefined, workerError(e));
       });
     }
     const again = pending.filter((g) => {
@@ -92,12 +92,4 @@ export async function rewriteBatchStep(batch: RewriteBatch, options: RewriteBatc
   }
   const share = { groups: plan.groups.length, durationMs: Math.round(performance.now() - started) };
   return plan.groups.map((g) => ({ ...(outcomes.get(g.id) ?? failedGroup(g.id, { name: 'Error', message: 'not rewritten' })), batch: share }));
-}
-
-function failedGroup(groupId: string, error: WorkerError): FailedGroup {
-  return { groupId, error: { Error: error.name, Cause: error.message } };
-}
-
-function errorOf(e: unknown): WorkerError {
-  return e instanceof Error ? { name: e.name, message: e.message } : { name: 'Error', message: String(e) };
 }

@@ -1,5 +1,5 @@
 import { parentPort } from 'node:worker_threads';
-import type { FromRewriteWorker, RewriteJob } from './group-threads.js';
+import { workerError, type FromRewriteWorker, type RewriteJob } from './group-threads.js';
 import { rewriteGroupStep } from './rewrite-step.js';
 
 /** One rewriter per thread (group-threads.ts): takes one group's job at a time, answers its result or error. */
@@ -8,7 +8,7 @@ parentPort!.on('message', (job: RewriteJob) => {
   if (job.options.faults?.exitThread !== undefined) process.exit(job.options.faults.exitThread);
   rewriteGroupStep(job.request, job.options).then(
     (result) => answer({ result }),
-    (e: unknown) => answer({ error: { message: e instanceof Error ? e.message : String(e), name: e instanceof Error ? e.name : 'Error' } }),
+    (e: unknown) => answer({ error: workerError(e) }),
   );
 });
 answer({ ready: true });

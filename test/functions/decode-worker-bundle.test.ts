@@ -13,7 +13,6 @@ import { join } from 'node:path';
 import { buildSync } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { ESBUILD_OPTIONS, WASM_FILES, WORKER_BUNDLES } from '../../cdk/iceberg-maintenance.js';
-import { COPY_MIN_ROW_GROUP_BYTES_PROPERTY, MERGE_DELETES_PROPERTY, MERGE_MIN_ROW_GROUP_BYTES_PROPERTY } from '../../lib/compaction/chunk-copy.js';
 import { DECODE_WORKERS_PROPERTY } from '../../lib/compaction/decode-pool.js';
 import type { GroupResult, Plan } from '../../lib/compaction/messages.js';
 import { PLAN_DECODE_WORKERS_PROPERTY } from '../../lib/compaction/plan-pool.js';
@@ -24,7 +23,7 @@ import { zstdCodec } from '../../lib/parquet/compression-codec.js';
 import { planHeaderOf, rewriteRequestOf } from '../../lib/pipeline/rewrite-request.js';
 import { createNewTable } from '../../lib/table/operations.js';
 import { REPO_ROOT, tempDir } from '../support/fixtures.js';
-import { fillSmallTable, SMALL_TABLE_SPEC } from '../support/small-table.js';
+import { decodedByWorkers, fillSmallTable, SMALL_TABLE_SPEC } from '../support/small-table.js';
 
 const io = new LocalFileIO();
 const require = createRequire(import.meta.url);
@@ -76,13 +75,7 @@ describe('the rewrite bundle', () => {
     const location = join(tempDir(), 'bundle-workers');
     // Every input decoded: where the bundle has a native ZSTD (node:zlib on Node 22, the Lambda's) its small
     // row groups would be merged page by page instead, and no worker would start.
-    const properties = {
-      [DECODE_WORKERS_PROPERTY]: '2',
-      [COPY_MIN_ROW_GROUP_BYTES_PROPERTY]: String(2 ** 40),
-      [MERGE_MIN_ROW_GROUP_BYTES_PROPERTY]: String(2 ** 40),
-      [MERGE_DELETES_PROPERTY]: 'false',
-    };
-    const t = await fillSmallTable(await createNewTable(io, location, { formatVersion: 2, ...SMALL_TABLE_SPEC, properties }));
+    const t = await fillSmallTable(await createNewTable(io, location, { formatVersion: 2, ...SMALL_TABLE_SPEC, properties: decodedByWorkers(2) }));
     const plan = await planCompaction(io, t.metadata, { table: { location }, policy: { minInputFiles: 2 } });
     expect(plan.groups.length).toBe(2);
     const events = plan.groups.map((g) => JSON.parse(JSON.stringify(rewriteRequestOf(plan, g.id))) as unknown);

@@ -7,8 +7,6 @@ import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node
 import { fileURLToPath } from 'node:url';
 import type { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { COPY_MIN_ROW_GROUP_BYTES_PROPERTY, MERGE_DELETES_PROPERTY, MERGE_MIN_ROW_GROUP_BYTES_PROPERTY } from '../../lib/compaction/chunk-copy.js';
-import { DECODE_WORKERS_PROPERTY } from '../../lib/compaction/decode-pool.js';
 import type { GroupResult, Plan } from '../../lib/compaction/messages.js';
 import { planCompaction } from '../../lib/compaction/planner.js';
 import { rewriteGroup } from '../../lib/compaction/rewriter.js';
@@ -19,7 +17,7 @@ import { planHeaderOf, type RewriteBatch } from '../../lib/pipeline/rewrite-requ
 import { createNewTable } from '../../lib/table/operations.js';
 import { rewriteBatchStep } from '../../lib/pipeline/rewrite-step.js';
 import { tempDir } from '../support/fixtures.js';
-import { fillSmallTable, SMALL_TABLE_SPEC, smallTable } from '../support/small-table.js';
+import { decodedByWorkers, fillSmallTable, SMALL_TABLE_SPEC, smallTable } from '../support/small-table.js';
 
 const POLICY = { minInputFiles: 2 } as const;
 /** What every outcome of a batch of the small table's two groups carries. */
@@ -147,13 +145,7 @@ describe('rewriteBatchStep', () => {
     // Prepare: a table asking for two decode workers, every input decoded.
     const io = new LocalFileIO();
     const location = `${tempDir('packice-batch-')}/table`;
-    const properties = {
-      [DECODE_WORKERS_PROPERTY]: '2',
-      [COPY_MIN_ROW_GROUP_BYTES_PROPERTY]: String(2 ** 40),
-      [MERGE_MIN_ROW_GROUP_BYTES_PROPERTY]: String(2 ** 40),
-      [MERGE_DELETES_PROPERTY]: 'false',
-    };
-    const t = await fillSmallTable(await createNewTable(io, location, { formatVersion: 2, ...SMALL_TABLE_SPEC, properties }));
+    const t = await fillSmallTable(await createNewTable(io, location, { formatVersion: 2, ...SMALL_TABLE_SPEC, properties: decodedByWorkers(2) }));
     const plan = await planCompaction(io, t.metadata, { table: { location }, policy: POLICY });
     const started: number[] = [];
     const count = (w: Worker): void => void started.push(w.threadId);

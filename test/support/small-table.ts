@@ -4,6 +4,8 @@
  * files), then a delete of every fifth id (position deletes in v2, deletion vectors in v3).
  */
 import { loadTable, type Table } from '../../lib/catalog/table.js';
+import { COPY_MIN_ROW_GROUP_BYTES_PROPERTY, MERGE_DELETES_PROPERTY, MERGE_MIN_ROW_GROUP_BYTES_PROPERTY } from '../../lib/compaction/chunk-copy.js';
+import { DECODE_WORKERS_PROPERTY } from '../../lib/compaction/decode-pool.js';
 import type { FileIO } from '../../lib/io/file-io.js';
 import { planFiles } from '../../lib/iceberg/scan-planning.js';
 import type { Row } from '../../lib/iceberg/values.js';
@@ -22,6 +24,20 @@ export const SMALL_TABLE_SCHEMA = {
 /** 40 rows written, ids 5, 10, … 40 deleted: 32 live rows. */
 export async function smallTable(io: FileIO, location: string, formatVersion: 2 | 3): Promise<Table> {
   return fillSmallTable(await createNewTable(io, location, { formatVersion, ...SMALL_TABLE_SPEC }));
+}
+
+/**
+ * Table properties under which every input is decoded (no column-chunk copy, no page merge) by
+ * `workers` decode workers: the small table's row groups would otherwise be copied or merged,
+ * and no worker would start.
+ */
+export function decodedByWorkers(workers: number): Record<string, string> {
+  return {
+    [DECODE_WORKERS_PROPERTY]: String(workers),
+    [COPY_MIN_ROW_GROUP_BYTES_PROPERTY]: String(2 ** 40),
+    [MERGE_MIN_ROW_GROUP_BYTES_PROPERTY]: String(2 ** 40),
+    [MERGE_DELETES_PROPERTY]: 'false',
+  };
 }
 
 /** The small table's schema and partitioning, for a table created elsewhere (a catalog's). */
